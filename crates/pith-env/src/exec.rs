@@ -1,0 +1,139 @@
+//! The process port.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use tokio_util::sync::CancellationToken;
+
+use crate::ExecError;
+
+/// Which pipe a chunk of output came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OutputStream {
+    /// Standard output.
+    Stdout,
+    /// Standard error.
+    Stderr,
+}
+
+/// Receives output chunks in arrival order (stdout and stderr interleaved).
+pub trait OutputSink: Send {
+    /// Called for every chunk read from the child's pipes.
+    fn output(&mut self, stream: OutputStream, bytes: &[u8]);
+}
+
+impl<F: FnMut(OutputStream, &[u8]) + Send> OutputSink for F {
+    fn output(&mut self, stream: OutputStream, bytes: &[u8]) {
+        self(stream, bytes)
+    }
+}
+
+/// A command to run.
+#[derive(Clone, Debug)]
+pub struct ExecRequest {
+    /// The program (for the bash tool: the shell).
+    pub program: PathBuf,
+    /// Its arguments (for the bash tool: `-c`, the command).
+    pub args: Vec<OsString>,
+    /// Working directory; must exist.
+    pub cwd: PathBuf,
+    /// Environment variables set on top of the inherited environment
+    /// (or instead of it when `inherit_env` is false).
+    pub env: Vec<(OsString, OsString)>,
+    /// Whether the child inherits this process's environment.
+    pub inherit_env: bool,
+    /// Kill the whole process tree after this long.
+    pub timeout: Option<Duration>,
+    /// After the main process exits, keep reading while output flows and stop
+    /// after this much silence on pipes that descendants still hold.
+    pub idle_grace: Duration,
+}
+
+impl ExecRequest {
+    /// A request to run `program` with `args` in `cwd`, inheriting the environment,
+    /// with no timeout and a 100 ms idle grace.
+    pub fn new(program: impl Into<PathBuf>, args: Vec<OsString>, cwd: impl Into<PathBuf>) -> Self {
+        ExecRequest {
+            program: program.into(),
+            args,
+            cwd: cwd.into(),
+            env: Vec::new(),
+            inherit_env: true,
+            timeout: None,
+            idle_grace: Duration::from_millis(100),
+        }
+    }
+}
+
+/// How a process ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExitStatus {
+    /// It exited with this code.
+    Code(i32),
+    /// A signal killed it.
+    Signal(i32),
+}
+
+impl ExitStatus {
+    /// The shell convention: the exit code, or 128 + the signal number.
+    pub fn code(self) -> i32 {
+        match self {
+            ExitStatus::Code(code) => code,
+            ExitStatus::Signal(signal) => 128 + signal,
+        }
+    }
+
+    /// Whether the process exited with code 0.
+    pub fn success(self) -> bool {
+        self == ExitStatus::Code(0)
+    }
+}
+
+/// Why the wait ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Termination {
+    /// The process exited by itself.
+    Exited,
+    /// The timeout fired and the tree was killed.
+    TimedOut,
+    /// The cancellation token fired and the tree was killed.
+    Cancelled,
+}
+
+/// The result of a command that ran.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ExecOutcome {
+    /// Exit status of the main process.
+    pub status: ExitStatus,
+    /// Why the wait ended.
+    pub termination: Termination,
+}
+
+/// The process port.
+///
+/// Contract every adapter keeps:
+/// - The command runs in a new process group with stdin from `/dev/null`;
+///   stdout and stderr are pipes read concurrently and handed to the sink in
+///   arrival order.
+/// - On timeout or cancel the whole group is killed; the call then returns
+///   promptly (it never waits on pipes a killed tree left open).
+/// - After the main process exits, output is read until the pipes close or
+///   stay silent for `idle_grace`; later output is dropped. Background
+///   descendants holding the pipes never hang the call.
+/// - Processes the adapter started are killed with their trees when the
+///   adapter's owner shuts down ([`Exec::kill_all`]).
+#[async_trait]
+pub trait Exec: Send + Sync {
+    /// Runs a command to completion, timeout or cancellation.
+    async fn exec(
+        &self,
+        request: ExecRequest,
+        sink: &mut dyn OutputSink,
+        cancel: CancellationToken,
+    ) -> Result<ExecOutcome, ExecError>;
+
+    /// Kills every live process tree this adapter started (shutdown path).
+    fn kill_all(&self);
+}

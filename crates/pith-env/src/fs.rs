@@ -1,0 +1,114 @@
+//! The file-system port.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use async_trait::async_trait;
+
+use crate::FsError;
+
+/// What a path is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum FileKind {
+    /// A regular file.
+    File,
+    /// A directory.
+    Directory,
+    /// A symbolic link (only from [`FileSystem::symlink_metadata`] and [`FileSystem::read_dir`]).
+    Symlink,
+    /// A socket, FIFO, device or anything else.
+    Other,
+}
+
+/// What `stat` says about a path.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Metadata {
+    /// The kind of the path.
+    pub kind: FileKind,
+    /// Size in bytes.
+    pub len: u64,
+    /// Last modification time, where the adapter knows it.
+    pub modified: Option<SystemTime>,
+    /// Unix permission bits (`0o644`), where the adapter knows them.
+    pub mode: Option<u32>,
+}
+
+impl Metadata {
+    /// Whether this is a directory.
+    pub fn is_dir(&self) -> bool {
+        self.kind == FileKind::Directory
+    }
+
+    /// Whether this is a regular file.
+    pub fn is_file(&self) -> bool {
+        self.kind == FileKind::File
+    }
+}
+
+/// One entry of a directory listing.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DirEntry {
+    /// The entry's file name (not a path).
+    pub name: OsString,
+    /// The entry's kind, without following symlinks.
+    pub kind: FileKind,
+}
+
+/// A file opened for sequential reading.
+#[async_trait]
+pub trait FileReader: Send {
+    /// Reads up to `buf.len()` bytes into `buf`; returns 0 at end of file.
+    async fn read_chunk(&mut self, buf: &mut [u8]) -> Result<usize, FsError>;
+}
+
+/// The file-system port.
+///
+/// Contract every adapter keeps:
+/// - Paths are absolute; adapters do not resolve relative paths.
+/// - [`write_atomic`](FileSystem::write_atomic) replaces the file whole: a
+///   concurrent reader sees the old bytes or the new bytes, never a mixture or
+///   a truncated file; on failure the old file is untouched. An existing
+///   file's permissions are kept; a symlink is written through (its target is
+///   replaced, the link stays).
+/// - Reads never load more than asked: [`open`](FileSystem::open) streams and
+///   [`read_range`](FileSystem::read_range) reads a window.
+/// - Every error carries the path it concerns.
+#[async_trait]
+pub trait FileSystem: Send + Sync {
+    /// Reads a whole file.
+    async fn read(&self, path: &Path) -> Result<Vec<u8>, FsError>;
+
+    /// Reads at most `max_len` bytes starting at byte `offset` (fewer at end of file).
+    async fn read_range(
+        &self,
+        path: &Path,
+        offset: u64,
+        max_len: usize,
+    ) -> Result<Vec<u8>, FsError>;
+
+    /// Opens a file for streaming reads from its start.
+    async fn open(&self, path: &Path) -> Result<Box<dyn FileReader>, FsError>;
+
+    /// Replaces (or creates) a file atomically. The parent directory must exist.
+    async fn write_atomic(&self, path: &Path, contents: &[u8]) -> Result<(), FsError>;
+
+    /// `stat`: follows symlinks.
+    async fn metadata(&self, path: &Path) -> Result<Metadata, FsError>;
+
+    /// `lstat`: does not follow a final symlink.
+    async fn symlink_metadata(&self, path: &Path) -> Result<Metadata, FsError>;
+
+    /// Lists a directory (without `.` and `..`), in no particular order.
+    async fn read_dir(&self, path: &Path) -> Result<Vec<DirEntry>, FsError>;
+
+    /// `realpath`: the absolute path with every symlink resolved; the path must exist.
+    async fn canonicalize(&self, path: &Path) -> Result<PathBuf, FsError>;
+
+    /// `mkdir -p`.
+    async fn create_dir_all(&self, path: &Path) -> Result<(), FsError>;
+
+    /// The user's home directory as this environment sees it, if any.
+    fn home_dir(&self) -> Option<PathBuf>;
+}

@@ -1,0 +1,22 @@
+//! [`LocalEnv`]: the ports on this machine.
+
+mod exec;
+mod fs;
+mod search;
+
+/// The file system, processes and search of this machine.
+///
+/// File writes are atomic (temp file in the same directory, fsync, rename);
+/// commands run in their own process group and are killed with their whole
+/// tree; search runs ripgrep's library crates in process.
+#[derive(Debug, Default)]
+pub struct LocalEnv {
+    processes: exec::ProcessTable,
+}
+
+impl LocalEnv {
+    /// A local environment.
+    pub fn new() -> LocalEnv {
+        LocalEnv::default()
+    }
+}

@@ -1,0 +1,1 @@
+//! The pith tools as an MCP server.

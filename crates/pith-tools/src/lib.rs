@@ -1,0 +1,42 @@
+//! The seven pith tools: `read`, `write`, `edit`, `bash`, `grep`, `find`, `ls`.
+//!
+//! A [`ToolSet`] holds the tools, their configuration, the execution
+//! environment ([`pith_env::Env`]) and the file mutation queue. A [`Session`]
+//! is one conversation's view of it (the overwrite policy's read tracking
+//! lives there). Tools take the JSON arguments a model produced, repair and
+//! validate them, run, and return a [`ToolResult`]: `content` for the model,
+//! `details` for a user interface.
+//!
+//! ```
+//! # async fn demo() {
+//! use pith_env::{Env, MemoryEnv};
+//! use pith_tools::{CallOptions, ToolSet};
+//!
+//! let tools = ToolSet::builder(Env::memory(MemoryEnv::new())).cwd("/").build();
+//! let session = tools.session();
+//! let result = session
+//!     .call("nope", serde_json::json!({}), CallOptions::default())
+//!     .await;
+//! assert!(result.is_error);
+//! # }
+//! # tokio::runtime::Runtime::new().unwrap().block_on(demo());
+//! ```
+
+mod args;
+mod paths;
+mod queue;
+mod session;
+mod tool;
+mod tools;
+mod toolset;
+
+pub use crate::args::{ArgsError, parse_args, schema_of};
+pub use crate::paths::{resolve_path, resolve_read_path};
+pub use crate::queue::{MutationGuard, MutationQueue};
+pub use crate::session::{OverwritePolicy, Session};
+pub use crate::tool::{
+    CallOptions, Content, Tool, ToolAnnotations, ToolContext, ToolDefinition, ToolError,
+    ToolResult, ToolUpdate, UpdateFn,
+};
+pub use crate::tools::{BashConfig, ReadConfig, TOOL_NAMES};
+pub use crate::toolset::{ToolConfig, ToolSet, ToolSetBuilder};

@@ -1,0 +1,241 @@
+//! What a tool is: a definition and an `execute`.
+
+use std::fmt;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use pith_env::Env;
+use serde::Serialize;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::{MutationQueue, Session, ToolConfig};
+
+/// One part of a result for the model.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+pub enum Content {
+    /// Text.
+    Text {
+        /// The text.
+        text: String,
+    },
+    /// An image, base64-encoded.
+    Image {
+        /// Base64 of the image bytes.
+        data: String,
+        /// `image/png`, `image/jpeg`, ...
+        #[serde(rename = "mimeType")]
+        mime_type: String,
+    },
+}
+
+impl Content {
+    /// A text part.
+    pub fn text(text: impl Into<String>) -> Content {
+        Content::Text { text: text.into() }
+    }
+
+    /// The text of a text part.
+    pub fn as_text(&self) -> Option<&str> {
+        match self {
+            Content::Text { text } => Some(text),
+            Content::Image { .. } => None,
+        }
+    }
+}
+
+/// The result of a tool call: `content` for the model, `details` for a UI.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolResult {
+    /// What the model sees.
+    pub content: Vec<Content>,
+    /// Structured data for a user interface (diff, truncation, ...); never shown to the model.
+    pub details: Option<Value>,
+    /// Whether the call failed.
+    pub is_error: bool,
+}
+
+impl ToolResult {
+    /// A successful text result.
+    pub fn text(text: impl Into<String>) -> ToolResult {
+        ToolResult {
+            content: vec![Content::text(text)],
+            details: None,
+            is_error: false,
+        }
+    }
+
+    /// A failed result with a message for the model.
+    pub fn error(message: impl Into<String>) -> ToolResult {
+        ToolResult {
+            content: vec![Content::text(message)],
+            details: None,
+            is_error: true,
+        }
+    }
+
+    /// Sets the details.
+    pub fn with_details(mut self, details: Value) -> ToolResult {
+        self.details = Some(details);
+        self
+    }
+
+    /// All text parts joined with newlines.
+    pub fn text_content(&self) -> String {
+        let texts: Vec<&str> = self.content.iter().filter_map(Content::as_text).collect();
+        texts.join("\n")
+    }
+}
+
+/// A failure a tool reports to the model: a correctable message, and details
+/// that a UI may still want (unlike Pi, errors keep their details).
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("{message}")]
+pub struct ToolError {
+    /// One to three lines saying what was wrong and what to do next.
+    pub message: String,
+    /// Details for a UI.
+    pub details: Option<Value>,
+}
+
+impl ToolError {
+    /// An error with a message.
+    pub fn new(message: impl Into<String>) -> ToolError {
+        ToolError {
+            message: message.into(),
+            details: None,
+        }
+    }
+
+    /// Sets the details.
+    pub fn with_details(mut self, details: Value) -> ToolError {
+        self.details = Some(details);
+        self
+    }
+}
+
+impl From<ToolError> for ToolResult {
+    fn from(error: ToolError) -> ToolResult {
+        ToolResult {
+            content: vec![Content::text(error.message)],
+            details: error.details,
+            is_error: true,
+        }
+    }
+}
+
+/// A partial result streamed while a tool runs (bash's current output tail).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ToolUpdate {
+    /// The current partial content.
+    pub content: Vec<Content>,
+    /// Partial details.
+    pub details: Option<Value>,
+}
+
+/// Receives [`ToolUpdate`]s.
+pub type UpdateFn = Arc<dyn Fn(ToolUpdate) + Send + Sync>;
+
+/// Hints for clients (MCP tool annotations).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ToolAnnotations {
+    /// The tool does not modify its environment.
+    pub read_only: bool,
+    /// The tool may perform destructive updates.
+    pub destructive: bool,
+    /// Calling it again with the same arguments has no additional effect.
+    pub idempotent: bool,
+}
+
+/// A tool's definition: what a model and a client are told about it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolDefinition {
+    /// The tool's name (`read`, ...).
+    pub name: &'static str,
+    /// A human-readable title.
+    pub title: &'static str,
+    /// The description the model reads (at most 330 characters, stating its limits).
+    pub description: &'static str,
+    /// JSON Schema of the parameters.
+    pub input_schema: Value,
+    /// One line for a system prompt's tool list.
+    pub prompt_snippet: &'static str,
+    /// Guidelines for a system prompt.
+    pub prompt_guidelines: &'static [&'static str],
+    /// Client hints.
+    pub annotations: ToolAnnotations,
+}
+
+/// Everything a tool call can use.
+#[derive(Clone)]
+pub struct ToolContext {
+    /// The environment (file system, processes, search).
+    pub env: Env,
+    /// The working directory relative paths resolve against.
+    pub cwd: PathBuf,
+    /// The configuration of the tool set.
+    pub config: Arc<ToolConfig>,
+    /// The session making the call.
+    pub session: Session,
+    /// The file mutation queue shared by every session of the tool set.
+    pub queue: Arc<MutationQueue>,
+    /// Where streaming updates go, if anywhere.
+    pub updates: Option<UpdateFn>,
+}
+
+impl ToolContext {
+    /// Sends an update if someone listens.
+    pub fn update(&self, update: ToolUpdate) {
+        if let Some(updates) = &self.updates {
+            updates(update);
+        }
+    }
+}
+
+impl fmt::Debug for ToolContext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolContext")
+            .field("cwd", &self.cwd)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Per-call options.
+#[derive(Clone, Default)]
+pub struct CallOptions {
+    /// Cancels the call (the tool stops promptly; bash kills its process tree).
+    pub cancel: CancellationToken,
+    /// Receives streaming updates.
+    pub updates: Option<UpdateFn>,
+}
+
+impl fmt::Debug for CallOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CallOptions")
+            .field("cancelled", &self.cancel.is_cancelled())
+            .finish()
+    }
+}
+
+/// A tool.
+#[async_trait]
+pub trait Tool: Send + Sync {
+    /// The definition.
+    fn definition(&self) -> &ToolDefinition;
+
+    /// Repairs what models commonly get wrong before validation (default: nothing).
+    fn repair(&self, args: Value) -> Value {
+        args
+    }
+
+    /// Runs the tool. Arguments are validated inside (see [`crate::parse_args`]).
+    async fn execute(
+        &self,
+        args: Value,
+        context: &ToolContext,
+        cancel: CancellationToken,
+    ) -> ToolResult;
+}

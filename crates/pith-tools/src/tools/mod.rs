@@ -1,0 +1,88 @@
+//! One module per tool: its arguments, definition and logic.
+
+use std::sync::Arc;
+
+use schemars::JsonSchema;
+
+use crate::{Tool, ToolAnnotations, ToolDefinition, schema_of};
+
+mod bash;
+mod edit;
+mod find;
+mod grep;
+mod ls;
+mod read;
+mod write;
+
+pub use bash::BashConfig;
+pub use read::ReadConfig;
+
+/// Every tool name, in the canonical order.
+pub const TOOL_NAMES: [&str; 7] = ["read", "bash", "edit", "write", "grep", "find", "ls"];
+
+/// Every tool, in the canonical order.
+pub(crate) fn all() -> Vec<Arc<dyn Tool>> {
+    vec![
+        Arc::new(read::ReadTool::new()),
+        Arc::new(bash::BashTool::new()),
+        Arc::new(edit::EditTool::new()),
+        Arc::new(write::WriteTool::new()),
+        Arc::new(grep::GrepTool::new()),
+        Arc::new(find::FindTool::new()),
+        Arc::new(ls::LsTool::new()),
+    ]
+}
+
+/// The parts of a definition that are not derived from the argument type.
+pub(crate) struct Describe {
+    pub(crate) name: &'static str,
+    pub(crate) title: &'static str,
+    pub(crate) description: &'static str,
+    pub(crate) prompt_snippet: &'static str,
+    pub(crate) prompt_guidelines: &'static [&'static str],
+    pub(crate) annotations: ToolAnnotations,
+}
+
+/// Builds a definition whose schema comes from the argument type `A`.
+pub(crate) fn define<A: JsonSchema>(describe: Describe) -> ToolDefinition {
+    ToolDefinition {
+        name: describe.name,
+        title: describe.title,
+        description: describe.description,
+        input_schema: schema_of::<A>(),
+        prompt_snippet: describe.prompt_snippet,
+        prompt_guidelines: describe.prompt_guidelines,
+        annotations: describe.annotations,
+    }
+}
+
+pub(crate) const READ_ONLY: ToolAnnotations = ToolAnnotations {
+    read_only: true,
+    destructive: false,
+    idempotent: true,
+};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_description_states_its_limits_within_330_characters() {
+        for tool in all() {
+            let definition = tool.definition();
+            let length = definition.description.chars().count();
+            assert!(
+                length <= 330,
+                "{} description is {length} characters",
+                definition.name
+            );
+            assert_eq!(
+                definition.input_schema["type"], "object",
+                "{}",
+                definition.name
+            );
+        }
+        let names: Vec<&str> = all().iter().map(|t| t.definition().name).collect();
+        assert_eq!(names, TOOL_NAMES);
+    }
+}

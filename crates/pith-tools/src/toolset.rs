@@ -1,0 +1,170 @@
+//! [`ToolSet`]: the tools, their configuration, the environment and the mutation queue.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use pith_env::Env;
+
+use crate::tools::{self, BashConfig, ReadConfig};
+use crate::{MutationQueue, OverwritePolicy, Session, Tool, ToolDefinition};
+
+/// Configuration shared by every call of a tool set.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct ToolConfig {
+    /// What `write` does with an existing file the session has not read.
+    pub overwrite_policy: OverwritePolicy,
+    /// Options of the `read` tool.
+    pub read: ReadConfig,
+    /// Options of the `bash` tool.
+    pub bash: BashConfig,
+}
+
+impl Default for ToolConfig {
+    fn default() -> ToolConfig {
+        ToolConfig {
+            overwrite_policy: OverwritePolicy::RequireRead,
+            read: ReadConfig::default(),
+            bash: BashConfig::default(),
+        }
+    }
+}
+
+pub(crate) struct Inner {
+    pub(crate) env: Env,
+    pub(crate) cwd: PathBuf,
+    pub(crate) config: Arc<ToolConfig>,
+    pub(crate) queue: Arc<MutationQueue>,
+    pub(crate) tools: Vec<Arc<dyn Tool>>,
+}
+
+/// The tools over one environment. Cheap to clone; clones share the mutation queue.
+#[derive(Clone)]
+pub struct ToolSet {
+    pub(crate) inner: Arc<Inner>,
+}
+
+impl ToolSet {
+    /// Starts building a tool set over `env`.
+    pub fn builder(env: Env) -> ToolSetBuilder {
+        ToolSetBuilder {
+            env,
+            cwd: PathBuf::from("/"),
+            config: ToolConfig::default(),
+            names: None,
+            queue: None,
+        }
+    }
+
+    /// The definitions of the tools in this set, in the canonical order.
+    pub fn definitions(&self) -> Vec<&ToolDefinition> {
+        self.inner
+            .tools
+            .iter()
+            .map(|tool| tool.definition())
+            .collect()
+    }
+
+    /// The tool called `name`.
+    pub fn tool(&self, name: &str) -> Option<&Arc<dyn Tool>> {
+        self.inner
+            .tools
+            .iter()
+            .find(|tool| tool.definition().name == name)
+    }
+
+    /// A new session (one conversation, batch or MCP connection).
+    pub fn session(&self) -> Session {
+        Session::new(self.clone())
+    }
+
+    /// The environment.
+    pub fn env(&self) -> &Env {
+        &self.inner.env
+    }
+
+    /// The working directory.
+    pub fn cwd(&self) -> &Path {
+        &self.inner.cwd
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &Arc<ToolConfig> {
+        &self.inner.config
+    }
+
+    /// The mutation queue.
+    pub fn queue(&self) -> &Arc<MutationQueue> {
+        &self.inner.queue
+    }
+}
+
+impl fmt::Debug for ToolSet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names: Vec<&str> = self.definitions().iter().map(|d| d.name).collect();
+        f.debug_struct("ToolSet")
+            .field("cwd", &self.inner.cwd)
+            .field("tools", &names)
+            .finish()
+    }
+}
+
+/// Builds a [`ToolSet`].
+#[derive(Debug)]
+pub struct ToolSetBuilder {
+    env: Env,
+    cwd: PathBuf,
+    config: ToolConfig,
+    names: Option<Vec<String>>,
+    queue: Option<Arc<MutationQueue>>,
+}
+
+impl ToolSetBuilder {
+    /// The working directory (absolute).
+    pub fn cwd(mut self, cwd: impl Into<PathBuf>) -> ToolSetBuilder {
+        self.cwd = cwd.into();
+        self
+    }
+
+    /// The configuration.
+    pub fn config(mut self, config: ToolConfig) -> ToolSetBuilder {
+        self.config = config;
+        self
+    }
+
+    /// What `write` does with an existing file the session has not read.
+    pub fn overwrite_policy(mut self, policy: OverwritePolicy) -> ToolSetBuilder {
+        self.config.overwrite_policy = policy;
+        self
+    }
+
+    /// Only these tools (unknown names are ignored; see [`crate::TOOL_NAMES`]).
+    pub fn tools<S: AsRef<str>>(mut self, names: &[S]) -> ToolSetBuilder {
+        self.names = Some(names.iter().map(|name| name.as_ref().to_owned()).collect());
+        self
+    }
+
+    /// Shares a mutation queue with other tool sets in this process.
+    pub fn queue(mut self, queue: Arc<MutationQueue>) -> ToolSetBuilder {
+        self.queue = Some(queue);
+        self
+    }
+
+    /// Builds the tool set.
+    pub fn build(self) -> ToolSet {
+        let mut all = tools::all();
+        if let Some(names) = &self.names {
+            all.retain(|tool| names.iter().any(|name| name == tool.definition().name));
+        }
+        ToolSet {
+            inner: Arc::new(Inner {
+                env: self.env,
+                cwd: self.cwd,
+                config: Arc::new(self.config),
+                queue: self.queue.unwrap_or_default(),
+                tools: all,
+            }),
+        }
+    }
+}

@@ -1,0 +1,3 @@
+//! The pith command line.
+
+fn main() {}
