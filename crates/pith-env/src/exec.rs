@@ -1,13 +1,13 @@
 //! The process port.
 
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
 
-use crate::ExecError;
+use crate::{ExecError, SandboxPolicy};
 
 /// Which pipe a chunk of output came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,6 +49,8 @@ pub struct ExecRequest {
     /// After the main process exits, keep reading while output flows and stop
     /// after this much silence on pipes that descendants still hold.
     pub idle_grace: Duration,
+    /// The OS sandbox to run the command in (default: none).
+    pub sandbox: SandboxPolicy,
 }
 
 impl ExecRequest {
@@ -63,6 +65,7 @@ impl ExecRequest {
             inherit_env: true,
             timeout: None,
             idle_grace: Duration::from_millis(100),
+            sandbox: SandboxPolicy::off(),
         }
     }
 }
@@ -111,6 +114,20 @@ pub struct ExecOutcome {
     pub termination: Termination,
 }
 
+/// A file that receives a command's full raw output (the bash tool's
+/// full-output file), created by [`Exec::create_output_log`].
+///
+/// Writes are synchronous so that they apply backpressure to the reading of
+/// the pipes inside an [`OutputSink`]; adapters keep them short (a local file
+/// write lands in the page cache).
+pub trait OutputLog: Send {
+    /// Where the file is, as the environment's file system sees it.
+    fn path(&self) -> &Path;
+
+    /// Appends `bytes`. The error names the path.
+    fn write_all(&mut self, bytes: &[u8]) -> Result<(), ExecError>;
+}
+
 /// The process port.
 ///
 /// Contract every adapter keeps:
@@ -136,4 +153,13 @@ pub trait Exec: Send + Sync {
 
     /// Kills every live process tree this adapter started (shutdown path).
     fn kill_all(&self);
+
+    /// Creates a new file `<dir>/<prefix><16 random hex digits>.log` for a
+    /// command's full output, on the machine the commands run on (so the
+    /// environment's file system can read it back). Synchronous: callers may
+    /// create it from inside an [`OutputSink`]. Default: unsupported.
+    fn create_output_log(&self, dir: &Path, prefix: &str) -> Result<Box<dyn OutputLog>, ExecError> {
+        let _ = (dir, prefix);
+        Err(ExecError::Unsupported)
+    }
 }

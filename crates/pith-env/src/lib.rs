@@ -30,9 +30,11 @@
 mod env;
 mod error;
 mod exec;
+pub mod fault;
 mod fs;
 mod local;
 mod memory;
+mod sandbox;
 mod search;
 
 #[cfg(any(test, feature = "conformance"))]
@@ -41,11 +43,12 @@ pub mod conformance;
 pub use crate::env::Env;
 pub use crate::error::{ExecError, FsError, FsErrorKind, SearchError};
 pub use crate::exec::{
-    Exec, ExecOutcome, ExecRequest, ExitStatus, OutputSink, OutputStream, Termination,
+    Exec, ExecOutcome, ExecRequest, ExitStatus, OutputLog, OutputSink, OutputStream, Termination,
 };
 pub use crate::fs::{DirEntry, FileKind, FileReader, FileSystem, Metadata};
 pub use crate::local::LocalEnv;
 pub use crate::memory::MemoryEnv;
+pub use crate::sandbox::{SandboxFallback, SandboxMode, SandboxPolicy, SandboxStatus};
 pub use crate::search::{
     FindEntry, FindOutput, FindRequest, GrepLine, GrepOutput, GrepRequest, Search,
 };

@@ -23,7 +23,9 @@
 //! ```
 
 mod args;
+mod hooks;
 mod paths;
+mod policy;
 mod queue;
 mod session;
 mod tool;
@@ -31,12 +33,14 @@ mod tools;
 mod toolset;
 
 pub use crate::args::{ArgsError, parse_args, schema_of};
+pub use crate::hooks::{HookCall, HookDecision, Hooks, ToolHooks};
 pub use crate::paths::{resolve_path, resolve_read_path};
+pub use crate::policy::{Access, WorkspacePolicy};
 pub use crate::queue::{MutationGuard, MutationQueue};
 pub use crate::session::{OverwritePolicy, Session};
 pub use crate::tool::{
     CallOptions, Content, Tool, ToolAnnotations, ToolContext, ToolDefinition, ToolError,
     ToolResult, ToolUpdate, UpdateFn,
 };
-pub use crate::tools::{BashConfig, ReadConfig, TOOL_NAMES};
+pub use crate::tools::{BashConfig, ReadConfig, SpawnHook, SpawnRequest, TOOL_NAMES};
 pub use crate::toolset::{ToolConfig, ToolSet, ToolSetBuilder};

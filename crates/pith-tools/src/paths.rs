@@ -1,21 +1,296 @@
 //! Resolving the paths models send.
+//!
+//! [`resolve_path`] is the reference's `resolveToCwd` (§2.1, §2.2): unicode
+//! spaces become ASCII spaces, one leading `@` is dropped, `~` and `~/` expand
+//! to the home directory, `file://` URLs are percent-decoded, relative paths
+//! join the working directory and `.`/`..` are folded lexically (symlinks are
+//! not resolved). [`resolve_read_path`] adds the spellings file systems use
+//! that models cannot type (§2.3).
 
-use std::path::{Path, PathBuf};
+use std::ffi::OsString;
+use std::path::{Component, Path, PathBuf};
 
-use pith_env::FileSystem;
+use pith_env::{FileSystem, FsError};
+use unicode_normalization::UnicodeNormalization;
 
 use crate::ToolError;
 
-/// Resolves a path argument against `cwd`.
-pub fn resolve_path(input: &str, cwd: &Path, _home: Option<&Path>) -> Result<PathBuf, ToolError> {
-    Ok(cwd.join(input))
+/// Spaces models copy from rendered text that file names rarely contain.
+fn is_unicode_space(c: char) -> bool {
+    matches!(c, '\u{00A0}' | '\u{2000}'..='\u{200A}' | '\u{202F}' | '\u{205F}' | '\u{3000}')
+}
+
+/// Resolves a path argument against `cwd`; `home` expands `~`.
+///
+/// # Errors
+///
+/// A NUL byte in the path, a malformed `file://` URL, or `~` without a home directory.
+pub fn resolve_path(input: &str, cwd: &Path, home: Option<&Path>) -> Result<PathBuf, ToolError> {
+    if input.contains('\0') {
+        return Err(ToolError::new(format!(
+            "Invalid path {:?}: it contains a NUL byte. Send the path without it.",
+            input.replace('\0', "\\0")
+        )));
+    }
+    let spaced: String = input
+        .chars()
+        .map(|c| if is_unicode_space(c) { ' ' } else { c })
+        .collect();
+    let path = spaced.strip_prefix('@').unwrap_or(&spaced);
+    let expanded = if path == "~" || path.starts_with("~/") {
+        let Some(home) = home else {
+            return Err(ToolError::new(format!(
+                "Cannot expand {path}: no home directory is known. Use an absolute path."
+            )));
+        };
+        match path.strip_prefix("~/") {
+            Some(rest) => home.join(rest),
+            None => home.to_path_buf(),
+        }
+    } else if let Some(url) = path.strip_prefix("file://") {
+        file_url_path(url, input)?
+    } else {
+        PathBuf::from(path)
+    };
+    let absolute = if expanded.is_absolute() {
+        expanded
+    } else {
+        cwd.join(expanded)
+    };
+    Ok(normalize_lexically(&absolute))
+}
+
+/// Folds `.` and `..` without touching the file system (`/..` stays `/`).
+fn normalize_lexically(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if out.parent().is_some() {
+                    out.pop();
+                }
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    if out.as_os_str().is_empty() {
+        out.push("/");
+    }
+    out
+}
+
+/// The path of a `file://` URL (the part after the scheme is `url`).
+fn file_url_path(url: &str, input: &str) -> Result<PathBuf, ToolError> {
+    let malformed = |why: &str| {
+        ToolError::new(format!(
+            "Invalid file URL {input}: {why}. Send a plain path or a URL like file:///home/me/a.txt."
+        ))
+    };
+    let url = url.split(['?', '#']).next().unwrap_or_default();
+    let path = if url.starts_with('/') {
+        url
+    } else if let Some(rest) = url.strip_prefix("localhost") {
+        if !rest.starts_with('/') {
+            return Err(malformed("it has no path"));
+        }
+        rest
+    } else {
+        return Err(malformed("a host other than localhost is not supported"));
+    };
+    let bytes = percent_decode(path).ok_or_else(|| malformed("bad percent-encoding"))?;
+    if bytes.contains(&0) {
+        return Err(malformed("it contains an encoded NUL byte"));
+    }
+    if path.to_ascii_lowercase().contains("%2f") {
+        return Err(malformed("it must not contain an encoded /"));
+    }
+    let text = String::from_utf8(bytes).map_err(|_| malformed("it decodes to invalid UTF-8"))?;
+    Ok(PathBuf::from(OsString::from(text)))
+}
+
+/// Decodes `%XX` escapes; `None` when a `%` is not followed by two hex digits.
+fn percent_decode(text: &str) -> Option<Vec<u8>> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut index = 0;
+    while index < bytes.len() {
+        if bytes[index] == b'%' {
+            let hex = bytes.get(index + 1..index + 3)?;
+            let hex = std::str::from_utf8(hex).ok()?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            index += 3;
+        } else {
+            out.push(bytes[index]);
+            index += 1;
+        }
+    }
+    Some(out)
 }
 
 /// Resolves a path for `read`, trying the variants real file systems use.
+///
+/// When the resolved path does not exist, these are tried in order and the
+/// first that exists wins: U+202F before `AM.`/`PM.` (macOS screenshots, any
+/// case), NFD (macOS file names), U+2019 for `'`, and NFD with U+2019. The
+/// variants apply to the whole path. Without a match the resolved path is
+/// returned and the caller reports it missing.
+///
+/// # Errors
+///
+/// Those of [`resolve_path`].
 pub async fn resolve_read_path(
     input: &str,
     cwd: &Path,
     fs: &dyn FileSystem,
 ) -> Result<PathBuf, ToolError> {
-    resolve_path(input, cwd, fs.home_dir().as_deref())
+    let resolved = resolve_path(input, cwd, fs.home_dir().as_deref())?;
+    if fs.metadata(&resolved).await.is_ok() {
+        return Ok(resolved);
+    }
+    let Some(text) = resolved.to_str() else {
+        return Ok(resolved);
+    };
+    for variant in read_variants(text) {
+        if variant != text {
+            let candidate = PathBuf::from(variant);
+            if fs.metadata(&candidate).await.is_ok() {
+                return Ok(candidate);
+            }
+        }
+    }
+    Ok(resolved)
+}
+
+/// The alternative spellings of §2.3, in the order they are tried.
+fn read_variants(path: &str) -> [String; 4] {
+    let nfd: String = path.nfd().collect();
+    let curly = |text: &str| text.replace('\'', "\u{2019}");
+    let nfd_curly = curly(&nfd);
+    [narrow_space_before_am_pm(path), nfd, curly(path), nfd_curly]
+}
+
+/// Replaces the space in every ` AM.` / ` PM.` (any case) with U+202F.
+fn narrow_space_before_am_pm(path: &str) -> String {
+    let chars: Vec<char> = path.chars().collect();
+    let mut out = String::with_capacity(path.len() + 8);
+    for (index, &c) in chars.iter().enumerate() {
+        let am_pm = c == ' '
+            && matches!(chars.get(index + 1), Some('a' | 'A' | 'p' | 'P'))
+            && matches!(chars.get(index + 2), Some('m' | 'M'))
+            && chars.get(index + 3) == Some(&'.');
+        out.push(if am_pm { '\u{202F}' } else { c });
+    }
+    out
+}
+
+/// One line describing a file-system failure, naming its path
+/// (`Permission denied: /etc/shadow`), without the raw OS dump.
+pub(crate) fn describe_fs_error(error: &FsError) -> String {
+    let text = error.to_string();
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => text,
+    }
+}
+
+/// Up to three names in `path`'s directory that look like its file name.
+pub(crate) async fn similar_siblings(fs: &dyn FileSystem, path: &Path) -> Vec<String> {
+    let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
+        return Vec::new();
+    };
+    let Ok(entries) = fs.read_dir(parent).await else {
+        return Vec::new();
+    };
+    let names: Vec<String> = entries
+        .iter()
+        .map(|entry| entry.name.to_string_lossy().into_owned())
+        .collect();
+    let candidates: Vec<&str> = names.iter().map(String::as_str).collect();
+    pith_text::similar_names(&name.to_string_lossy(), &candidates, 3)
+        .into_iter()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// The "File not found" message with the similar names of its directory, if any.
+pub(crate) async fn not_found_message(fs: &dyn FileSystem, lead: String, path: &Path) -> String {
+    let similar = similar_siblings(fs, path).await;
+    match (similar.is_empty(), path.parent()) {
+        (false, Some(parent)) => format!(
+            "{lead}\nSimilar names in {}: {}",
+            parent.display(),
+            similar.join(", ")
+        ),
+        _ => lead,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn resolve(input: &str) -> Result<PathBuf, ToolError> {
+        resolve_path(input, Path::new("/work/project"), Some(Path::new("/home/me")))
+    }
+
+    fn ok(input: &str) -> String {
+        resolve(input).unwrap().to_string_lossy().into_owned()
+    }
+
+    #[test]
+    fn joins_relative_paths_to_the_working_directory_and_folds_dots() {
+        assert_eq!(ok("src/main.rs"), "/work/project/src/main.rs");
+        assert_eq!(ok("./a/../b//c/"), "/work/project/b/c");
+        assert_eq!(ok("../../../.."), "/");
+        assert_eq!(ok("/etc/./hosts"), "/etc/hosts");
+        assert_eq!(ok(""), "/work/project");
+    }
+
+    #[test]
+    fn strips_one_leading_at_and_turns_unicode_spaces_into_spaces() {
+        assert_eq!(ok("@foo.ts"), "/work/project/foo.ts");
+        assert_eq!(ok("@@foo.ts"), "/work/project/@foo.ts");
+        assert_eq!(ok("a\u{00A0}b\u{202F}c\u{3000}d"), "/work/project/a b c d");
+    }
+
+    #[test]
+    fn expands_only_a_bare_tilde_and_tilde_slash() {
+        assert_eq!(ok("~"), "/home/me");
+        assert_eq!(ok("~/notes.md"), "/home/me/notes.md");
+        assert_eq!(ok("@~/notes.md"), "/home/me/notes.md");
+        assert_eq!(ok("~draft.md"), "/work/project/~draft.md");
+        assert_eq!(ok("~user/x"), "/work/project/~user/x");
+        let error = resolve_path("~", Path::new("/"), None).unwrap_err();
+        assert!(error.message.contains("no home directory"), "{}", error.message);
+    }
+
+    #[test]
+    fn decodes_file_urls_and_rejects_malformed_ones() {
+        assert_eq!(ok("file:///tmp/a%20b.txt"), "/tmp/a b.txt");
+        assert_eq!(ok("file://localhost/tmp/x"), "/tmp/x");
+        assert_eq!(ok("file:///tmp/caf%C3%A9"), "/tmp/café");
+        assert_eq!(ok("/tmp/100%.txt"), "/tmp/100%.txt");
+        for bad in ["file:///%E0%A4%A", "file:///a%zz", "file://host/x", "file:///a%2Fb"] {
+            let error = resolve(bad).unwrap_err();
+            assert!(error.message.starts_with("Invalid file URL"), "{}", error.message);
+        }
+    }
+
+    #[test]
+    fn refuses_a_nul_byte() {
+        let error = resolve("a\0b").unwrap_err();
+        assert!(error.message.contains("NUL byte"), "{}", error.message);
+    }
+
+    #[test]
+    fn builds_read_variants_in_reference_order() {
+        let [am_pm, nfd, curly, both] = read_variants("/s/Shot 10.22.33 am.png'é");
+        assert_eq!(am_pm, "/s/Shot 10.22.33\u{202F}am.png'é");
+        assert_eq!(nfd, "/s/Shot 10.22.33 am.png'e\u{301}");
+        assert_eq!(curly, "/s/Shot 10.22.33 am.png\u{2019}é");
+        assert_eq!(both, "/s/Shot 10.22.33 am.png\u{2019}e\u{301}");
+        assert_eq!(narrow_space_before_am_pm("a PM. b Pm. c pmx"), "a\u{202F}PM. b\u{202F}Pm. c pmx");
+    }
 }

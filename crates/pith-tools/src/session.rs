@@ -1,8 +1,13 @@
 //! [`Session`]: one conversation's view of a tool set.
 
+use std::collections::HashMap;
 use std::fmt;
-use std::sync::Arc;
+use std::hash::{DefaultHasher, Hasher};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::SystemTime;
 
+use pith_env::{FileSystem, FsError, Metadata};
 use serde_json::Value;
 
 use crate::{CallOptions, ToolContext, ToolResult, ToolSet};
@@ -17,8 +22,107 @@ pub enum OverwritePolicy {
     Allow,
 }
 
+/// Files larger than this are fingerprinted by size and modification time
+/// rather than by hashing their bytes: reading lines 1–2000 of a 10 GiB log
+/// should not cost a hash of all of it.
+pub(crate) const HASHED_MAX_BYTES: u64 = 32 << 20;
+
+/// What a session remembers of a file it has seen, to notice later changes.
+/// Not a defence against an adversary: a 64-bit SipHash of the bytes, or for
+/// large files the size and modification time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Fingerprint {
+    /// Length and hash of the content.
+    Content { len: u64, hash: u64 },
+    /// Length and modification time.
+    Stamp { len: u64, modified: SystemTime },
+}
+
+impl Fingerprint {
+    /// The fingerprint of `bytes`.
+    pub(crate) fn of(bytes: &[u8]) -> Fingerprint {
+        let mut hasher = ContentHasher::new();
+        hasher.update(bytes);
+        hasher.finish()
+    }
+
+    /// The size-and-time fingerprint, for files too large to hash (`None`
+    /// when the file is small enough or the adapter knows no mtime).
+    pub(crate) fn stamp(metadata: &Metadata) -> Option<Fingerprint> {
+        if metadata.len <= HASHED_MAX_BYTES {
+            return None;
+        }
+        metadata.modified.map(|modified| Fingerprint::Stamp {
+            len: metadata.len,
+            modified,
+        })
+    }
+
+    /// The current fingerprint of the file at `path` described by `metadata`.
+    pub(crate) async fn current(
+        fs: &dyn FileSystem,
+        path: &Path,
+        metadata: &Metadata,
+    ) -> Result<Fingerprint, FsError> {
+        match Fingerprint::stamp(metadata) {
+            Some(stamp) => Ok(stamp),
+            None => Ok(Fingerprint::of(&fs.read(path).await?)),
+        }
+    }
+
+    /// The length of the file it describes.
+    pub(crate) fn len(self) -> u64 {
+        match self {
+            Fingerprint::Content { len, .. } | Fingerprint::Stamp { len, .. } => len,
+        }
+    }
+}
+
+/// Hashes content that arrives in chunks; any split gives the same hash.
+pub(crate) struct ContentHasher {
+    len: u64,
+    hasher: DefaultHasher,
+}
+
+impl ContentHasher {
+    pub(crate) fn new() -> ContentHasher {
+        ContentHasher {
+            len: 0,
+            hasher: DefaultHasher::new(),
+        }
+    }
+
+    pub(crate) fn update(&mut self, bytes: &[u8]) {
+        self.len += bytes.len() as u64;
+        self.hasher.write(bytes);
+    }
+
+    pub(crate) fn finish(&self) -> Fingerprint {
+        Fingerprint::Content {
+            len: self.len,
+            hash: self.hasher.finish(),
+        }
+    }
+}
+
+/// 16 hex digits from std's randomly keyed hasher (no extra dependency), made
+/// unique within the process by a counter.
+fn new_session_id() -> String {
+    use std::hash::BuildHasher;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
+    hasher.write_u32(std::process::id());
+    format!("{:016x}", hasher.finish())
+}
+
 struct SessionInner {
     toolset: ToolSet,
+    /// Real path → fingerprint of the content last read or written by this session.
+    seen: Mutex<HashMap<PathBuf, Fingerprint>>,
+    /// A random id (16 hex digits), given to commands as `PITH_SESSION_ID`.
+    id: String,
 }
 
 /// One conversation (a batch, an MCP connection, an agent session). Cheap to clone.
@@ -30,8 +134,62 @@ pub struct Session {
 impl Session {
     pub(crate) fn new(toolset: ToolSet) -> Session {
         Session {
-            inner: Arc::new(SessionInner { toolset }),
+            inner: Arc::new(SessionInner {
+                toolset,
+                seen: Mutex::new(HashMap::new()),
+                id: new_session_id(),
+            }),
         }
+    }
+
+    /// This session's id: 16 random hex digits (bash exports it as `PITH_SESSION_ID`).
+    pub fn id(&self) -> &str {
+        &self.inner.id
+    }
+
+    /// Records that this session has seen `content` at `path` (after a
+    /// successful read, edit or write). The key is the real path, so aliases
+    /// count as the same file; a path that cannot be resolved is not recorded.
+    pub(crate) async fn record_seen(
+        &self,
+        fs: &dyn FileSystem,
+        path: &Path,
+        fingerprint: Fingerprint,
+    ) {
+        if let Ok(real) = fs.canonicalize(path).await {
+            self.seen_map().insert(real, fingerprint);
+        }
+    }
+
+    /// Records what this session just wrote to `path`.
+    pub(crate) async fn record_written(&self, fs: &dyn FileSystem, path: &Path, bytes: &[u8]) {
+        let fingerprint = if bytes.len() as u64 > HASHED_MAX_BYTES {
+            match fs.metadata(path).await.ok().and_then(|m| Fingerprint::stamp(&m)) {
+                Some(stamp) => stamp,
+                None => Fingerprint::of(bytes),
+            }
+        } else {
+            Fingerprint::of(bytes)
+        };
+        self.record_seen(fs, path, fingerprint).await;
+    }
+
+    /// What this session last saw at the real path `real`, if anything.
+    pub(crate) fn seen(&self, real: &Path) -> Option<Fingerprint> {
+        self.seen_map().get(real).copied()
+    }
+
+    /// Whether this session has read, edited or written the file at `path`
+    /// (any alias of it) and recorded its content.
+    pub async fn has_seen(&self, fs: &dyn FileSystem, path: &Path) -> bool {
+        match fs.canonicalize(path).await {
+            Ok(real) => self.seen(&real).is_some(),
+            Err(_) => false,
+        }
+    }
+
+    fn seen_map(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, Fingerprint>> {
+        self.inner.seen.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// The tool set this session uses.
@@ -68,5 +226,22 @@ impl Session {
 impl fmt::Debug for Session {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Session").finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn content_hash_does_not_depend_on_how_the_bytes_arrive() {
+        let whole = Fingerprint::of(b"hello world, this is some content");
+        let mut hasher = ContentHasher::new();
+        for chunk in b"hello world, this is some content".chunks(3) {
+            hasher.update(chunk);
+        }
+        assert_eq!(hasher.finish(), whole);
+        assert_ne!(Fingerprint::of(b"hello"), Fingerprint::of(b"hellp"));
+        assert_eq!(whole.len(), 33);
     }
 }

@@ -10,7 +10,7 @@ use serde::Serialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::{MutationQueue, Session, ToolConfig};
+use crate::{Access, MutationQueue, Session, ToolConfig};
 
 /// One part of a result for the model.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -187,6 +187,35 @@ pub struct ToolContext {
 }
 
 impl ToolContext {
+    /// Checks `path` (absolute) against the workspace roots and protected
+    /// paths, when they are configured.
+    pub async fn check_path(
+        &self,
+        path: &std::path::Path,
+        access: Access,
+    ) -> Result<(), ToolError> {
+        match &self.config.workspace {
+            Some(policy) => policy.check(self.env.fs.as_ref(), path, access).await,
+            None => Ok(()),
+        }
+    }
+
+    /// Runs the before-hooks for a call of `tool`: the arguments to run
+    /// with, or an error carrying the block reason.
+    pub async fn authorize(&self, tool: &str, args: Value) -> Result<Value, ToolError> {
+        self.config
+            .hooks
+            .before(tool, args, &self.cwd)
+            .await
+            .map_err(|reason| {
+                ToolError::new(if reason.is_empty() {
+                    "Tool execution was blocked".to_owned()
+                } else {
+                    reason
+                })
+            })
+    }
+
     /// Sends an update if someone listens.
     pub fn update(&self, update: ToolUpdate) {
         if let Some(updates) = &self.updates {

@@ -4,10 +4,12 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use pith_env::Env;
+use pith_env::{Env, SandboxPolicy};
 
 use crate::tools::{self, BashConfig, ReadConfig};
-use crate::{MutationQueue, OverwritePolicy, Session, Tool, ToolDefinition};
+use crate::{
+    Hooks, MutationQueue, OverwritePolicy, Session, Tool, ToolDefinition, WorkspacePolicy,
+};
 
 /// Configuration shared by every call of a tool set.
 #[derive(Clone, Debug)]
@@ -19,6 +21,12 @@ pub struct ToolConfig {
     pub read: ReadConfig,
     /// Options of the `bash` tool.
     pub bash: BashConfig,
+    /// Hooks around every call.
+    pub hooks: Hooks,
+    /// Workspace roots and protected paths (off when `None`).
+    pub workspace: Option<WorkspacePolicy>,
+    /// The OS sandbox bash commands run in.
+    pub sandbox: SandboxPolicy,
 }
 
 impl Default for ToolConfig {
@@ -27,6 +35,9 @@ impl Default for ToolConfig {
             overwrite_policy: OverwritePolicy::RequireRead,
             read: ReadConfig::default(),
             bash: BashConfig::default(),
+            hooks: Hooks::default(),
+            workspace: None,
+            sandbox: SandboxPolicy::off(),
         }
     }
 }

@@ -1,3 +1,19 @@
-//! The pith command line.
+//! The pith command line: `pith call`, `pith batch`, `pith tools`, `pith mcp`.
+//!
+//! Flags are parsed ([`cli`]) into a validated configuration ([`config`]); the commands
+//! only ever see the validated value.
 
-fn main() {}
+mod app;
+mod batch;
+mod call;
+mod cli;
+mod config;
+mod mcp_cmd;
+mod render;
+mod signals;
+mod tools_cmd;
+
+fn main() {
+    // Exit explicitly: a runtime blocked on reading stdin must not hold the process.
+    std::process::exit(app::run());
+}

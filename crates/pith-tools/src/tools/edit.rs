@@ -1,4 +1,14 @@
 //! `edit`: exact-then-fuzzy text replacement through the pith-text engine.
+//!
+//! Arguments are repaired first (see [`repair_edit_args`]); then, inside the
+//! mutation queue, the file is read, checked to be UTF-8, edited all-or-nothing
+//! by [`pith_text::apply_edits`] and replaced atomically. Editing does not
+//! require a prior read: a unique `oldText` match is the check.
+
+mod repair;
+mod run;
+
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use schemars::JsonSchema;
@@ -7,9 +17,13 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::{Describe, define};
+use crate::paths::describe_fs_error;
+use crate::queue::{ExclusiveError, exclusive};
 use crate::{
     Tool, ToolAnnotations, ToolContext, ToolDefinition, ToolError, ToolResult, parse_args,
+    resolve_path,
 };
+use repair::repair_edit_args;
 
 /// One replacement.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -65,18 +79,54 @@ impl Tool for EditTool {
         &self.definition
     }
 
+    fn repair(&self, args: Value) -> Value {
+        repair_edit_args(args)
+    }
+
     async fn execute(
         &self,
         args: Value,
-        _context: &ToolContext,
-        _cancel: CancellationToken,
+        context: &ToolContext,
+        cancel: CancellationToken,
     ) -> ToolResult {
         let args: EditArgs = match parse_args("edit", &self.definition.input_schema, args) {
             Ok(args) => args,
             Err(error) => return ToolError::from(error).into(),
         };
-        let _ = args.path;
-        let _ = args.edits.first().map(|e| (&e.old_text, &e.new_text));
-        ToolResult::error("edit is not built yet")
+        if args.edits.is_empty() {
+            return ToolResult::error(
+                "Edit tool input is invalid. edits must contain at least one replacement.",
+            );
+        }
+        let fs = context.env.fs.clone();
+        let path = match resolve_path(&args.path, &context.cwd, fs.home_dir().as_deref()) {
+            Ok(path) => path,
+            Err(error) => return error.into(),
+        };
+        if cancel.is_cancelled() {
+            return ToolResult::error(run::ABORTED);
+        }
+        let job = run::EditJob {
+            fs: Arc::clone(&fs),
+            session: context.session.clone(),
+            path: path.clone(),
+            raw_path: args.path,
+            edits: args
+                .edits
+                .into_iter()
+                .map(|item| pith_text::Edit {
+                    old_text: item.old_text,
+                    new_text: item.new_text,
+                })
+                .collect(),
+        };
+        match exclusive(&context.queue, &fs, &path, &cancel, move |token| job.run(token)).await {
+            Ok(Ok(result)) => result,
+            Ok(Err(error)) => error.into(),
+            Err(ExclusiveError::Lock(error)) => ToolResult::error(describe_fs_error(&error)),
+            Err(ExclusiveError::Panicked) => {
+                ToolResult::error(format!("Could not edit {}: internal error", path.display()))
+            }
+        }
     }
 }

@@ -1,13 +1,18 @@
 //! `find`: find files by glob.
 
 use async_trait::async_trait;
+use pith_env::{FindOutput, FindRequest, FsErrorKind, SearchError};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::Value;
+use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
+use super::grep::{ABORTED, Notices, search_error};
 use super::{Describe, READ_ONLY, define};
-use crate::{Tool, ToolContext, ToolDefinition, ToolError, ToolResult, parse_args};
+use crate::{Tool, ToolContext, ToolDefinition, ToolError, ToolResult, parse_args, resolve_path};
+
+/// Results returned when the model gives no limit.
+const DEFAULT_LIMIT: usize = 1000;
 
 /// Arguments of `find`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -48,14 +53,70 @@ impl Tool for FindTool {
     async fn execute(
         &self,
         args: Value,
-        _context: &ToolContext,
-        _cancel: CancellationToken,
+        context: &ToolContext,
+        cancel: CancellationToken,
     ) -> ToolResult {
+        if cancel.is_cancelled() {
+            return ToolResult::error(ABORTED);
+        }
         let args: FindArgs = match parse_args("find", &self.definition.input_schema, args) {
             Ok(args) => args,
             Err(error) => return ToolError::from(error).into(),
         };
-        let _ = (args.pattern, args.path, args.limit);
-        ToolResult::error("find is not built yet")
+        let home = context.env.fs.home_dir();
+        let path = args.path.as_deref().unwrap_or(".");
+        let root = match resolve_path(path, &context.cwd, home.as_deref()) {
+            Ok(root) => root,
+            Err(error) => return error.into(),
+        };
+        let limit = args.limit.map_or(DEFAULT_LIMIT, |limit| {
+            usize::try_from(limit.max(1)).unwrap_or(usize::MAX)
+        });
+        let request = FindRequest {
+            pattern: args.pattern,
+            root,
+            limit,
+        };
+        match context.env.search.find(request, cancel).await {
+            Ok(output) => render(&output, limit),
+            Err(SearchError::Fs(error)) if error.kind == FsErrorKind::NotADirectory => {
+                ToolResult::error(format!(
+                    "Not a directory: {}. find searches a directory; use read for a file.",
+                    error.path.display()
+                ))
+            }
+            Err(error) => search_error(error, &*context.env.fs).await.into(),
+        }
     }
+}
+
+/// One path per line, directories ending in `/`, then the notices.
+fn render(output: &FindOutput, limit: usize) -> ToolResult {
+    if output.entries.is_empty() {
+        return ToolResult::text("No files found matching pattern");
+    }
+    let rows: Vec<String> = output
+        .entries
+        .iter()
+        .map(|entry| {
+            if entry.is_dir {
+                format!("{}/", entry.path)
+            } else {
+                entry.path.clone()
+            }
+        })
+        .collect();
+    let mut notices = Notices::default();
+    if output.limit_reached {
+        notices.push(
+            format!(
+                "{limit} results limit reached. Use limit={} for more, or refine pattern",
+                limit.saturating_mul(2)
+            ),
+            "resultLimitReached",
+            json!(limit),
+        );
+    }
+    let mut text = notices.cap_bytes(&rows.join("\n"));
+    notices.finish(&mut text)
 }

@@ -1,13 +1,21 @@
 //! `grep`: search file contents on ripgrep's crates.
 
 use async_trait::async_trait;
+use pith_env::{FileSystem, GrepOutput, GrepRequest, SearchError};
+use pith_text::{
+    DEFAULT_MAX_BYTES, MAX_LINE_CHARS, TruncationLimits, clip_line, format_size, truncate_head,
+};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::Value;
+use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::{Describe, READ_ONLY, define};
-use crate::{Tool, ToolContext, ToolDefinition, ToolError, ToolResult, parse_args};
+use crate::paths::{describe_fs_error, not_found_message};
+use crate::{Tool, ToolContext, ToolDefinition, ToolError, ToolResult, parse_args, resolve_path};
+
+/// Matches returned when the model gives no limit.
+const DEFAULT_LIMIT: usize = 100;
 
 /// Arguments of `grep`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -23,10 +31,11 @@ pub(crate) struct GrepArgs {
     ignore_case: Option<bool>,
     /// Treat pattern as literal string instead of regex (default: false)
     literal: Option<bool>,
+    // Signed so that a negative value is clamped (as Pi does) rather than refused.
     /// Number of lines to show before and after each match (default: 0)
-    context: Option<u64>,
+    context: Option<i64>,
     /// Maximum number of matches to return (default: 100)
-    limit: Option<u64>,
+    limit: Option<i64>,
 }
 
 pub(crate) struct GrepTool {
@@ -57,22 +66,141 @@ impl Tool for GrepTool {
     async fn execute(
         &self,
         args: Value,
-        _context: &ToolContext,
-        _cancel: CancellationToken,
+        context: &ToolContext,
+        cancel: CancellationToken,
     ) -> ToolResult {
+        if cancel.is_cancelled() {
+            return ToolResult::error(ABORTED);
+        }
         let args: GrepArgs = match parse_args("grep", &self.definition.input_schema, args) {
             Ok(args) => args,
             Err(error) => return ToolError::from(error).into(),
         };
-        let _ = (
-            args.pattern,
-            args.path,
-            args.glob,
-            args.ignore_case,
-            args.literal,
-            args.context,
-            args.limit,
-        );
-        ToolResult::error("grep is not built yet")
+        let home = context.env.fs.home_dir();
+        let path = args.path.as_deref().unwrap_or(".");
+        let root = match resolve_path(path, &context.cwd, home.as_deref()) {
+            Ok(root) => root,
+            Err(error) => return error.into(),
+        };
+        let limit = args.limit.map_or(DEFAULT_LIMIT, |limit| {
+            usize::try_from(limit.max(1)).unwrap_or(usize::MAX)
+        });
+        let request = GrepRequest {
+            pattern: args.pattern,
+            root,
+            glob: args.glob,
+            ignore_case: args.ignore_case.unwrap_or(false),
+            literal: args.literal.unwrap_or(false),
+            context: args.context.map_or(0, |lines| {
+                usize::try_from(lines.max(0)).unwrap_or(usize::MAX)
+            }),
+            limit,
+        };
+        match context.env.search.grep(request, cancel).await {
+            Ok(output) => render(&output, limit),
+            Err(error) => search_error(error, &*context.env.fs).await.into(),
+        }
     }
+}
+
+/// The model's text for a cancelled call.
+pub(super) const ABORTED: &str = "Operation aborted";
+
+/// Rows `path:line: text` (matches) and `path-line- text` (context), then the notices.
+fn render(output: &GrepOutput, limit: usize) -> ToolResult {
+    if output.match_count == 0 {
+        return ToolResult::text("No matches found");
+    }
+    let mut lines_truncated = false;
+    let rows: Vec<String> = output
+        .lines
+        .iter()
+        .map(|line| {
+            let (text, clipped) = clip_line(&line.text, MAX_LINE_CHARS);
+            lines_truncated |= clipped;
+            let mark = if line.is_match { ':' } else { '-' };
+            format!("{}{mark}{}{mark} {text}", line.path, line.line_number)
+        })
+        .collect();
+    let mut notices = Notices::default();
+    if output.limit_reached {
+        notices.push(
+            format!(
+                "{limit} matches limit reached. Use limit={} for more, or refine pattern",
+                limit.saturating_mul(2)
+            ),
+            "matchLimitReached",
+            json!(limit),
+        );
+    }
+    let mut text = notices.cap_bytes(&rows.join("\n"));
+    if lines_truncated {
+        notices.push(
+            format!(
+                "Some lines truncated to {MAX_LINE_CHARS} chars. Use read tool to see full lines"
+            ),
+            "linesTruncated",
+            json!(true),
+        );
+    }
+    notices.finish(&mut text)
+}
+
+/// The notices of a search result and their `details` keys.
+#[derive(Default)]
+pub(super) struct Notices {
+    texts: Vec<String>,
+    details: Map<String, Value>,
+}
+
+impl Notices {
+    pub(super) fn push(&mut self, text: String, key: &str, value: Value) {
+        self.texts.push(text);
+        self.details.insert(key.to_owned(), value);
+    }
+
+    /// Keeps whole lines up to 50 KiB, noting a cut.
+    pub(super) fn cap_bytes(&mut self, raw: &str) -> String {
+        let truncation = truncate_head(
+            raw,
+            TruncationLimits {
+                max_lines: usize::MAX,
+                max_bytes: DEFAULT_MAX_BYTES,
+            },
+        );
+        if truncation.truncated {
+            let size = format_size(DEFAULT_MAX_BYTES as u64);
+            let details = serde_json::to_value(&truncation).unwrap_or(Value::Null);
+            self.push(format!("{size} limit reached"), "truncation", details);
+        }
+        truncation.content
+    }
+
+    /// Appends `[notice. notice]` after a blank line and attaches the details.
+    pub(super) fn finish(self, text: &mut String) -> ToolResult {
+        if self.texts.is_empty() {
+            return ToolResult::text(std::mem::take(text));
+        }
+        text.push_str("\n\n[");
+        text.push_str(&self.texts.join(". "));
+        text.push(']');
+        ToolResult::text(std::mem::take(text)).with_details(Value::Object(self.details))
+    }
+}
+
+/// One line naming what was wrong (plus similar names for a missing path).
+pub(super) async fn search_error(error: SearchError, fs: &dyn FileSystem) -> ToolError {
+    let message = match error {
+        SearchError::NotFound(path) => {
+            let lead = format!("Path not found: {}", path.display());
+            not_found_message(fs, lead, &path).await
+        }
+        SearchError::Fs(error) => describe_fs_error(&error),
+        SearchError::InvalidPattern(reason) => format!(
+            "Invalid regex: {reason}. Fix the pattern, or set literal: true to search for the text as written."
+        ),
+        SearchError::Cancelled => ABORTED.to_owned(),
+        other => other.to_string(),
+    };
+    ToolError::new(message)
 }

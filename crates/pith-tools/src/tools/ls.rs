@@ -1,13 +1,29 @@
-//! `ls`: list a directory.
+//! `ls`: list a directory (reference §10).
+//!
+//! Entries are sorted by their lowercased names, ties broken by the exact
+//! names (Pi sorts with ICU collation, which also orders punctuation before
+//! digits before letters and puts accented letters next to their base letter;
+//! the lowercased code-point order used here puts `_x` after `10`, `~t` after
+//! the letters and `é` after `z`). Directories get a `/`, following symlinks; dangling symlinks
+//! are listed without one (Pi skipped them silently).
+
+use std::cmp::Ordering;
 
 use async_trait::async_trait;
+use pith_env::{FileKind, FsErrorKind};
+use pith_text::{TruncationLimits, format_size, truncate_head};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::Value;
+use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::{Describe, READ_ONLY, define};
-use crate::{Tool, ToolContext, ToolDefinition, ToolError, ToolResult, parse_args};
+use crate::paths::describe_fs_error;
+use crate::{Tool, ToolContext, ToolDefinition, ToolError, ToolResult, parse_args, resolve_path};
+
+/// Entries listed when no `limit` is given.
+const DEFAULT_LIMIT: u64 = 500;
+const ABORTED: &str = "Operation aborted";
 
 /// Arguments of `ls`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -46,14 +62,114 @@ impl Tool for LsTool {
     async fn execute(
         &self,
         args: Value,
-        _context: &ToolContext,
-        _cancel: CancellationToken,
+        context: &ToolContext,
+        cancel: CancellationToken,
     ) -> ToolResult {
         let args: LsArgs = match parse_args("ls", &self.definition.input_schema, args) {
             Ok(args) => args,
             Err(error) => return ToolError::from(error).into(),
         };
-        let _ = (args.path, args.limit);
-        ToolResult::error("ls is not built yet")
+        match list(&args, context, &cancel).await {
+            Ok(result) => result,
+            Err(error) => error.into(),
+        }
     }
+}
+
+/// Case-insensitive order with a deterministic tie-break.
+fn compare_names(left: &str, right: &str) -> Ordering {
+    left.to_lowercase()
+        .cmp(&right.to_lowercase())
+        .then_with(|| left.cmp(right))
+}
+
+async fn list(
+    args: &LsArgs,
+    context: &ToolContext,
+    cancel: &CancellationToken,
+) -> Result<ToolResult, ToolError> {
+    let aborted = || {
+        cancel
+            .is_cancelled()
+            .then(|| ToolError::new(ABORTED))
+            .map_or(Ok(()), Err)
+    };
+    aborted()?;
+    let fs = &*context.env.fs;
+    let dir = resolve_path(
+        args.path.as_deref().unwrap_or("."),
+        &context.cwd,
+        fs.home_dir().as_deref(),
+    )?;
+    let limit = args.limit.unwrap_or(DEFAULT_LIMIT);
+    match fs.metadata(&dir).await {
+        Ok(metadata) if metadata.is_dir() => {}
+        Ok(_) => return Err(ToolError::new(format!("Not a directory: {}", dir.display()))),
+        Err(error) if error.kind == FsErrorKind::NotFound => {
+            return Err(ToolError::new(format!("Path not found: {}", dir.display())));
+        }
+        Err(error) => return Err(ToolError::new(describe_fs_error(&error))),
+    }
+    let entries = fs.read_dir(&dir).await.map_err(|error| {
+        ToolError::new(format!(
+            "Cannot read directory: {}",
+            describe_fs_error(&error)
+        ))
+    })?;
+    let mut entries: Vec<(String, FileKind)> = entries
+        .into_iter()
+        .map(|entry| (entry.name.to_string_lossy().into_owned(), entry.kind))
+        .collect();
+    entries.sort_by(|left, right| compare_names(&left.0, &right.0));
+    let mut lines = Vec::new();
+    let mut limit_reached = false;
+    for (name, kind) in &entries {
+        if lines.len() as u64 >= limit {
+            limit_reached = true;
+            break;
+        }
+        aborted()?;
+        let is_dir = match kind {
+            FileKind::Directory => true,
+            // A dangling link or one we may not follow is listed as it is.
+            FileKind::Symlink => fs
+                .metadata(&dir.join(name))
+                .await
+                .is_ok_and(|metadata| metadata.is_dir()),
+            _ => false,
+        };
+        lines.push(if is_dir { format!("{name}/") } else { name.clone() });
+    }
+    if lines.is_empty() && !limit_reached {
+        return Ok(ToolResult::text("(empty directory)"));
+    }
+    let limits = TruncationLimits {
+        max_lines: usize::MAX,
+        ..TruncationLimits::default()
+    };
+    let truncation = truncate_head(&lines.join("\n"), limits);
+    let mut notices = Vec::new();
+    let mut details = Map::new();
+    if limit_reached {
+        let more = if limit == 0 { DEFAULT_LIMIT } else { limit.saturating_mul(2) };
+        notices.push(format!("{limit} entries limit reached. Use limit={more} for more"));
+        details.insert("entryLimitReached".into(), json!(limit));
+    }
+    if truncation.truncated {
+        notices.push(format!(
+            "{} limit reached",
+            format_size(truncation.max_bytes as u64)
+        ));
+        details.insert("truncation".into(), json!(truncation));
+    }
+    let mut text = truncation.content.clone();
+    if !notices.is_empty() {
+        text.push_str(&format!("\n\n[{}]", notices.join(". ")));
+    }
+    let result = ToolResult::text(text);
+    Ok(if details.is_empty() {
+        result
+    } else {
+        result.with_details(Value::Object(details))
+    })
 }

@@ -14,7 +14,7 @@ mod ls;
 mod read;
 mod write;
 
-pub use bash::BashConfig;
+pub use bash::{BashConfig, SpawnHook, SpawnRequest};
 pub use read::ReadConfig;
 
 /// Every tool name, in the canonical order.

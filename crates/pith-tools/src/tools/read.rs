@@ -1,13 +1,41 @@
 //! `read`: text files with paging, images as attachments.
+//!
+//! The file is opened once and streamed: the first bytes decide between an
+//! image, a binary file and text; text goes through a line scanner that keeps
+//! only what is shown (see [`text`]). Differences from Pi (reference §4): a
+//! trailing newline is not an extra line (#7329), a UTF-8 BOM is not shown,
+//! binary files, directories and missing files get correctable messages, and
+//! memory stays bounded whatever the file's size.
+
+mod image;
+mod text;
+
+use std::path::Path;
 
 use async_trait::async_trait;
+use pith_env::{FileKind, FileReader, FsErrorKind};
+use pith_text::{TruncationLimits, format_size};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::Value;
+use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::{Describe, READ_ONLY, define};
-use crate::{Tool, ToolContext, ToolDefinition, ToolError, ToolResult, parse_args};
+use crate::paths::{describe_fs_error, not_found_message};
+use crate::session::{ContentHasher, Fingerprint};
+use crate::{
+    Content, Tool, ToolContext, ToolDefinition, ToolError, ToolResult, parse_args,
+    resolve_read_path,
+};
+
+/// Bytes read before deciding what kind of file this is.
+const HEADER_BYTES: usize = 8192;
+/// Chunk size of the streaming pass.
+const CHUNK_BYTES: usize = 256 * 1024;
+/// Image files larger than this are not loaded.
+const MAX_IMAGE_FILE_BYTES: u64 = 64 * 1024 * 1024;
+const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
+const ABORTED: &str = "Operation aborted";
 
 /// Options of the `read` tool.
 #[derive(Clone, Debug)]
@@ -64,14 +92,233 @@ impl Tool for ReadTool {
     async fn execute(
         &self,
         args: Value,
-        _context: &ToolContext,
-        _cancel: CancellationToken,
+        context: &ToolContext,
+        cancel: CancellationToken,
     ) -> ToolResult {
         let args: ReadArgs = match parse_args("read", &self.definition.input_schema, args) {
             Ok(args) => args,
             Err(error) => return ToolError::from(error).into(),
         };
-        let _ = (args.path, args.offset, args.limit);
-        ToolResult::error("read is not built yet")
+        match read(&args, context, &cancel).await {
+            Ok(result) => result,
+            Err(error) => error.into(),
+        }
     }
+}
+
+async fn read(
+    args: &ReadArgs,
+    context: &ToolContext,
+    cancel: &CancellationToken,
+) -> Result<ToolResult, ToolError> {
+    if cancel.is_cancelled() {
+        return Err(ToolError::new(ABORTED));
+    }
+    let fs = &*context.env.fs;
+    let path = resolve_read_path(&args.path, &context.cwd, fs).await?;
+    let metadata = match fs.metadata(&path).await {
+        Ok(metadata) => metadata,
+        Err(error) if error.kind == FsErrorKind::NotFound => {
+            let lead = format!("File not found: {}", path.display());
+            return Err(ToolError::new(not_found_message(fs, lead, &path).await));
+        }
+        Err(error) => return Err(ToolError::new(describe_fs_error(&error))),
+    };
+    match metadata.kind {
+        FileKind::Directory => {
+            return Err(ToolError::new(format!(
+                "{} is a directory; read only reads files. Use ls to list it.",
+                path.display()
+            )));
+        }
+        FileKind::File => {}
+        _ => {
+            return Err(ToolError::new(format!(
+                "{} is not a regular file (a socket, FIFO or device); read only reads files.",
+                path.display()
+            )));
+        }
+    }
+    let mut reader = fs
+        .open(&path)
+        .await
+        .map_err(|error| ToolError::new(describe_fs_error(&error)))?;
+    let stamp = Fingerprint::stamp(&metadata);
+    let mut hasher = stamp.is_none().then(ContentHasher::new);
+    let header = read_header(&mut *reader, &mut hasher, cancel).await?;
+    if let Some(kind) = image::sniff(&header) {
+        drop(reader);
+        return read_image(&path, metadata.len, kind, context, cancel).await;
+    }
+    let body = header.strip_prefix(UTF8_BOM).unwrap_or(&header);
+    if memchr::memchr(0, body).is_some() {
+        return Err(binary_file(&args.path, metadata.len));
+    }
+    let text = TextFile {
+        path: &path,
+        reader: &mut *reader,
+        hasher,
+        stamp,
+    };
+    read_text(args, text, body, context, cancel).await
+}
+
+fn binary_file(raw_path: &str, len: u64) -> ToolError {
+    ToolError::new(format!(
+        "{raw_path} is a binary file ({}); read cannot show it. Inspect it with bash, e.g. xxd {} | head.",
+        format_size(len),
+        text::shell_quote(raw_path)
+    ))
+}
+
+/// An open text file and what the session will remember of it.
+struct TextFile<'a> {
+    path: &'a Path,
+    reader: &'a mut dyn FileReader,
+    hasher: Option<ContentHasher>,
+    stamp: Option<Fingerprint>,
+}
+
+/// Streams the text after its first bytes (`body`) through the line scanner.
+async fn read_text(
+    args: &ReadArgs,
+    file: TextFile<'_>,
+    body: &[u8],
+    context: &ToolContext,
+    cancel: &CancellationToken,
+) -> Result<ToolResult, ToolError> {
+    let TextFile {
+        path,
+        reader,
+        mut hasher,
+        stamp,
+    } = file;
+    let fs = &*context.env.fs;
+    let window = text::Window {
+        start: args.offset.unwrap_or(0).saturating_sub(1),
+        limit: args.limit,
+        limits: TruncationLimits::default(),
+    };
+    let mut scanner = text::Scanner::new(window);
+    scanner.feed(body);
+    stream_rest(reader, &mut scanner, &mut hasher, cancel).await?;
+    let scan = scanner.finish();
+    if let Some(message) = text::offset_error(&scan, &window, args.offset) {
+        return Err(ToolError::new(message));
+    }
+    if let Some(fingerprint) = hasher.map_or(stamp, |hasher| Some(hasher.finish())) {
+        context.session.record_seen(fs, path, fingerprint).await;
+    }
+    let request = text::Request {
+        raw_path: &args.path,
+    };
+    let (text, details) = text::render(&scan, &window, &request);
+    let result = ToolResult::text(text);
+    Ok(match details {
+        Some(details) => result.with_details(details),
+        None => result,
+    })
+}
+
+/// Reads up to [`HEADER_BYTES`] (less only at end of file).
+async fn read_header(
+    reader: &mut dyn FileReader,
+    hasher: &mut Option<ContentHasher>,
+    cancel: &CancellationToken,
+) -> Result<Vec<u8>, ToolError> {
+    let mut header = vec![0; HEADER_BYTES];
+    let mut filled = 0;
+    while filled < header.len() {
+        if cancel.is_cancelled() {
+            return Err(ToolError::new(ABORTED));
+        }
+        let read = reader
+            .read_chunk(&mut header[filled..])
+            .await
+            .map_err(|error| ToolError::new(describe_fs_error(&error)))?;
+        if read == 0 {
+            break;
+        }
+        filled += read;
+    }
+    header.truncate(filled);
+    if let Some(hasher) = hasher {
+        hasher.update(&header);
+    }
+    Ok(header)
+}
+
+/// Feeds the rest of the file to the scanner, chunk by chunk.
+async fn stream_rest(
+    reader: &mut dyn FileReader,
+    scanner: &mut text::Scanner,
+    hasher: &mut Option<ContentHasher>,
+    cancel: &CancellationToken,
+) -> Result<(), ToolError> {
+    let mut chunk = vec![0; CHUNK_BYTES];
+    loop {
+        if cancel.is_cancelled() {
+            return Err(ToolError::new(ABORTED));
+        }
+        let read = reader
+            .read_chunk(&mut chunk)
+            .await
+            .map_err(|error| ToolError::new(describe_fs_error(&error)))?;
+        if read == 0 {
+            return Ok(());
+        }
+        if let Some(hasher) = hasher {
+            hasher.update(&chunk[..read]);
+        }
+        scanner.feed(&chunk[..read]);
+    }
+}
+
+async fn read_image(
+    path: &Path,
+    len: u64,
+    kind: image::ImageKind,
+    context: &ToolContext,
+    cancel: &CancellationToken,
+) -> Result<ToolResult, ToolError> {
+    if len > MAX_IMAGE_FILE_BYTES {
+        return Ok(ToolResult::text(format!(
+            "Read image file [{}]\n[Image omitted: the file is {}, more than the {} an image may have to be attached.]",
+            kind.mime(),
+            format_size(len),
+            format_size(MAX_IMAGE_FILE_BYTES)
+        )));
+    }
+    let fs = &*context.env.fs;
+    let bytes = fs
+        .read(path)
+        .await
+        .map_err(|error| ToolError::new(describe_fs_error(&error)))?;
+    if cancel.is_cancelled() {
+        return Err(ToolError::new(ABORTED));
+    }
+    let seen = Fingerprint::of(&bytes);
+    let auto_resize = context.config.read.auto_resize_images;
+    let attachment = tokio::task::spawn_blocking(move || image::attach(&bytes, kind, auto_resize))
+        .await
+        .map_err(|_| ToolError::new(format!("Could not process the image {}", path.display())))?;
+    context.session.record_seen(fs, path, seen).await;
+    let mut content = vec![Content::text(attachment.text)];
+    let mut details = json!({ "mimeType": kind.mime() });
+    if let Some((data, mime_type)) = attachment.image {
+        content.push(Content::Image {
+            data,
+            mime_type: mime_type.to_owned(),
+        });
+        details = json!({ "mimeType": mime_type });
+    }
+    if let Some((width, height)) = attachment.size {
+        details["width"] = json!(width);
+        details["height"] = json!(height);
+    }
+    Ok(ToolResult {
+        content,
+        details: Some(details),
+        is_error: false,
+    })
 }

@@ -1,15 +1,30 @@
 //! `write`: create or replace a file atomically.
+//!
+//! Inside the mutation queue: check the overwrite policy, create the parent
+//! directories, replace the file atomically (a killed or cancelled write
+//! leaves the old file or the new one, never a mixture). The reported size is
+//! the UTF-8 byte count (Pi reports UTF-16 code units).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use async_trait::async_trait;
+use pith_env::{FileSystem, FsErrorKind, Metadata};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::{Describe, define};
+use crate::paths::describe_fs_error;
+use crate::queue::{ExclusiveError, exclusive};
+use crate::session::Fingerprint;
 use crate::{
-    Tool, ToolAnnotations, ToolContext, ToolDefinition, ToolError, ToolResult, parse_args,
+    OverwritePolicy, Session, Tool, ToolAnnotations, ToolContext, ToolDefinition, ToolError,
+    ToolResult, parse_args, resolve_path,
 };
+
+const ABORTED: &str = "Operation aborted";
 
 /// Arguments of `write`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -52,14 +67,147 @@ impl Tool for WriteTool {
     async fn execute(
         &self,
         args: Value,
-        _context: &ToolContext,
-        _cancel: CancellationToken,
+        context: &ToolContext,
+        cancel: CancellationToken,
     ) -> ToolResult {
         let args: WriteArgs = match parse_args("write", &self.definition.input_schema, args) {
             Ok(args) => args,
             Err(error) => return ToolError::from(error).into(),
         };
-        let _ = (args.path, args.content);
-        ToolResult::error("write is not built yet")
+        let fs = context.env.fs.clone();
+        let path = match resolve_path(&args.path, &context.cwd, fs.home_dir().as_deref()) {
+            Ok(path) => path,
+            Err(error) => return error.into(),
+        };
+        if cancel.is_cancelled() {
+            return ToolResult::error(ABORTED);
+        }
+        let job = WriteJob {
+            fs: fs.clone(),
+            session: context.session.clone(),
+            policy: context.config.overwrite_policy,
+            path: path.clone(),
+            args,
+        };
+        match exclusive(&context.queue, &fs, &path, &cancel, move |token| job.run(token)).await {
+            Ok(Ok(result)) => result,
+            Ok(Err(error)) => error.into(),
+            Err(ExclusiveError::Lock(error)) => ToolResult::error(describe_fs_error(&error)),
+            Err(ExclusiveError::Panicked) => {
+                ToolResult::error(format!("Could not write {}: internal error", path.display()))
+            }
+        }
     }
+}
+
+/// One write, run while holding the file's turn in the queue.
+struct WriteJob {
+    fs: Arc<dyn FileSystem>,
+    session: Session,
+    policy: OverwritePolicy,
+    path: PathBuf,
+    args: WriteArgs,
+}
+
+impl WriteJob {
+    async fn run(self, cancel: CancellationToken) -> Result<ToolResult, ToolError> {
+        let WriteJob {
+            fs,
+            session,
+            policy,
+            path,
+            args,
+        } = self;
+        let fs = &*fs;
+        let raw = &args.path;
+        let aborted = || {
+            cancel
+                .is_cancelled()
+                .then(|| ToolError::new(ABORTED))
+                .map_or(Ok(()), Err)
+        };
+        aborted()?;
+        match fs.metadata(&path).await {
+            Ok(metadata) if metadata.is_dir() => {
+                return Err(ToolError::new(format!(
+                    "Cannot write {raw}: {} is a directory. Write to a file path inside it.",
+                    path.display()
+                )));
+            }
+            Ok(metadata) => {
+                if policy == OverwritePolicy::RequireRead {
+                    check_overwrite(fs, &session, &path, raw, &metadata).await?;
+                }
+            }
+            Err(error) if error.kind == FsErrorKind::NotFound => {}
+            Err(error) if error.kind == FsErrorKind::NotADirectory => {
+                return Err(ToolError::new(format!(
+                    "Cannot write {raw}: a parent of {} is a file, not a directory.",
+                    path.display()
+                )));
+            }
+            Err(error) => return Err(ToolError::new(describe_fs_error(&error))),
+        }
+        aborted()?;
+        if let Some(parent) = path.parent() {
+            fs.create_dir_all(parent).await.map_err(|error| {
+                let reason = match error.kind {
+                    FsErrorKind::AlreadyExists | FsErrorKind::NotADirectory => {
+                        "a file is in the way".to_owned()
+                    }
+                    _ => describe_fs_error(&error),
+                };
+                ToolError::new(format!(
+                    "Cannot write {raw}: could not create the directory {}: {reason}.",
+                    parent.display()
+                ))
+            })?;
+        }
+        // Last check: once the atomic write starts it completes.
+        aborted()?;
+        let bytes = args.content.as_bytes();
+        fs.write_atomic(&path, bytes).await.map_err(|error| {
+            ToolError::new(format!("Could not write {raw}: {}", describe_fs_error(&error)))
+        })?;
+        session.record_written(fs, &path, bytes).await;
+        Ok(ToolResult::text(format!(
+            "Successfully wrote {} bytes to {raw}",
+            bytes.len()
+        )))
+    }
+}
+
+/// The [`OverwritePolicy::RequireRead`] check: the session must have seen the
+/// file's current content.
+async fn check_overwrite(
+    fs: &dyn FileSystem,
+    session: &Session,
+    path: &Path,
+    raw: &str,
+    metadata: &Metadata,
+) -> Result<(), ToolError> {
+    let not_read = || {
+        ToolError::new(format!(
+            "{raw} already exists and has not been read in this session. Read it first, then write it (or use edit for targeted changes)."
+        ))
+    };
+    let changed = || {
+        ToolError::new(format!(
+            "{raw} has changed since this session last read it. Read it again before overwriting it."
+        ))
+    };
+    let real = fs.canonicalize(path).await.map_err(|_| not_read())?;
+    let Some(seen) = session.seen(&real) else {
+        return Err(not_read());
+    };
+    if seen.len() != metadata.len {
+        return Err(changed());
+    }
+    let current = Fingerprint::current(fs, path, metadata)
+        .await
+        .map_err(|error| ToolError::new(describe_fs_error(&error)))?;
+    if current != seen {
+        return Err(changed());
+    }
+    Ok(())
 }

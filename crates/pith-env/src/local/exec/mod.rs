@@ -1,0 +1,318 @@
+//! Local processes: process groups, tree kill, waiting that never hangs.
+
+mod log;
+mod table;
+mod unix;
+
+use std::io;
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use nix::sys::signal::Signal;
+use tokio::io::AsyncReadExt;
+use tokio::process::{Child, ChildStderr, ChildStdout, Command};
+use tokio::time::{Instant, sleep_until};
+use tokio_util::sync::CancellationToken;
+
+pub(crate) use table::ProcessTable;
+
+use crate::{
+    Exec, ExecError, ExecOutcome, ExecRequest, ExitStatus, LocalEnv, OutputLog, OutputSink,
+    OutputStream, Termination,
+};
+
+/// How long a killed tree gets between SIGTERM and SIGKILL.
+const TERM_GRACE: Duration = Duration::from_millis(200);
+/// After the shell exits, output is read for at most this long even while it
+/// keeps flowing (a background `yes &` must not hang the call).
+const DRAIN_LIMIT: Duration = Duration::from_secs(2);
+/// Size of each pipe read.
+const READ_SIZE: usize = 64 * 1024;
+
+impl LocalEnv {
+    /// Makes this process a child subreaper (Linux `PR_SET_CHILD_SUBREAPER`):
+    /// orphaned descendants of the commands (a double-forked daemon) are
+    /// re-parented to it instead of to PID 1.
+    ///
+    /// A subreaper must reap them: call [`LocalEnv::reap_orphans`] regularly
+    /// (on `SIGCHLD` or a timer). Only do this when every child of the process
+    /// is spawned through this adapter, or the reaper steals their exit status.
+    pub fn become_subreaper() -> io::Result<()> {
+        unix::set_child_subreaper()
+    }
+
+    /// Reaps exited children that this adapter is not waiting for (see
+    /// [`LocalEnv::become_subreaper`]). Never blocks.
+    pub fn reap_orphans(&self) {
+        self.processes.reap_orphans();
+    }
+}
+
+/// Runs commands on this machine.
+///
+/// - Each command gets a new process group (`setpgid(0, 0)`), stdin from
+///   `/dev/null` and piped stdout/stderr, read concurrently in 64 KiB chunks.
+///   On Linux the child also gets `PR_SET_PDEATHSIG(SIGKILL)`, so the shell
+///   dies if pith is killed outright, and then the request's sandbox.
+/// - Timeout and cancel: SIGTERM to the group, then SIGKILL to the group as
+///   soon as the shell has exited or after 200 ms, whichever comes first.
+///   Pipes the killed tree left open are read for at most `idle_grace` more.
+/// - After the shell exits, output is read while it flows; the wait ends after
+///   `idle_grace` of silence, or 2 s after the exit whatever flows. The
+///   timeout keeps applying until the call returns.
+/// - Background members of a group outlive their call (as in a terminal) but
+///   stay tracked: [`Exec::kill_all`] SIGKILLs every tracked group.
+#[async_trait]
+impl Exec for LocalEnv {
+    async fn exec(
+        &self,
+        request: ExecRequest,
+        sink: &mut dyn OutputSink,
+        cancel: CancellationToken,
+    ) -> Result<ExecOutcome, ExecError> {
+        match tokio::fs::metadata(&request.cwd).await {
+            Ok(metadata) if metadata.is_dir() => {}
+            _ => return Err(ExecError::MissingCwd(request.cwd)),
+        }
+        let mut command = Command::new(&request.program);
+        command
+            .args(&request.args)
+            .current_dir(&request.cwd)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0);
+        if !request.inherit_env {
+            command.env_clear();
+        }
+        command.envs(request.env.iter().map(|(key, value)| (key, value)));
+        unix::configure_child(&mut command, request.sandbox.prepare()?);
+        let (child, pgid) = self
+            .processes
+            .spawn(&mut command)
+            .map_err(|error| spawn_error(error, &request.program))?;
+        let mut run = Run {
+            guard: GroupGuard {
+                table: &self.processes,
+                pgid,
+                finished: false,
+            },
+            stdout: None,
+            stderr: None,
+            child,
+        };
+        run.stdout = run.child.stdout.take();
+        run.stderr = run.child.stderr.take();
+        let outcome = run.wait(&request, sink, &cancel).await;
+        run.guard.finished = true;
+        outcome
+    }
+
+    fn kill_all(&self) {
+        self.processes.kill_all();
+    }
+
+    fn create_output_log(&self, dir: &Path, prefix: &str) -> Result<Box<dyn OutputLog>, ExecError> {
+        Ok(Box::new(log::LocalOutputLog::create(dir, prefix)?))
+    }
+}
+
+fn spawn_error(error: io::Error, program: &Path) -> ExecError {
+    if error.kind() == io::ErrorKind::NotFound {
+        return ExecError::ShellNotFound(program.to_path_buf());
+    }
+    let message = match error.kind() {
+        io::ErrorKind::PermissionDenied => "permission denied".to_owned(),
+        _ => error.to_string(),
+    };
+    ExecError::Spawn {
+        program: program.to_path_buf(),
+        message,
+    }
+}
+
+/// Kills the group if the call is dropped before it finished, and hands the
+/// group back to the table's bookkeeping either way.
+struct GroupGuard<'a> {
+    table: &'a ProcessTable,
+    pgid: i32,
+    finished: bool,
+}
+
+impl Drop for GroupGuard<'_> {
+    fn drop(&mut self) {
+        if !self.finished {
+            unix::signal_group(self.pgid, Signal::SIGKILL);
+        }
+        self.table.leader_done(self.pgid);
+    }
+}
+
+/// A kill in progress.
+#[derive(Clone, Copy)]
+struct Kill {
+    reason: Termination,
+    /// When SIGKILL follows the SIGTERM, if not sent yet.
+    escalate_at: Option<Instant>,
+}
+
+/// One running command.
+struct Run<'a> {
+    guard: GroupGuard<'a>,
+    child: Child,
+    stdout: Option<ChildStdout>,
+    stderr: Option<ChildStderr>,
+}
+
+impl Run<'_> {
+    async fn wait(
+        &mut self,
+        request: &ExecRequest,
+        sink: &mut dyn OutputSink,
+        cancel: &CancellationToken,
+    ) -> Result<ExecOutcome, ExecError> {
+        let pgid = self.guard.pgid;
+        let deadline = request
+            .timeout
+            .and_then(|timeout| Instant::now().checked_add(timeout));
+        let mut stdout_buf = vec![0; READ_SIZE];
+        let mut stderr_buf = vec![0; READ_SIZE];
+        let mut status: Option<ExitStatus> = None;
+        let mut kill: Option<Kill> = None;
+        // Both set once the shell has exited.
+        let mut idle_at: Option<Instant> = None;
+        let mut drain_until: Option<Instant> = None;
+        loop {
+            if status.is_some() && self.stdout.is_none() && self.stderr.is_none() {
+                break;
+            }
+            tokio::select! {
+                biased;
+                () = cancel.cancelled(), if kill.is_none() => {
+                    kill = Some(start_kill(pgid, Termination::Cancelled, status.is_some()));
+                    settle_drain(&mut drain_until, status.is_some(), request);
+                }
+                () = sleep_opt(deadline), if kill.is_none() => {
+                    kill = Some(start_kill(pgid, Termination::TimedOut, status.is_some()));
+                    settle_drain(&mut drain_until, status.is_some(), request);
+                }
+                () = sleep_opt(kill.and_then(|k| k.escalate_at)) => {
+                    unix::signal_group(pgid, Signal::SIGKILL);
+                    kill = kill.map(|k| Kill { escalate_at: None, ..k });
+                }
+                exited = self.child.wait(), if status.is_none() => {
+                    let exited = match exited {
+                        Ok(exited) => exit_status(exited),
+                        Err(error) => {
+                            unix::signal_group(pgid, Signal::SIGKILL);
+                            return Err(ExecError::Io(error.to_string()));
+                        }
+                    };
+                    status = Some(exited);
+                    let now = Instant::now();
+                    idle_at = Some(now + request.idle_grace);
+                    drain_until = Some(match kill {
+                        Some(_) => now + request.idle_grace,
+                        None => now + DRAIN_LIMIT,
+                    });
+                    if let Some(pending) = kill.filter(|k| k.escalate_at.is_some()) {
+                        unix::signal_group(pgid, Signal::SIGKILL);
+                        kill = Some(Kill { escalate_at: None, ..pending });
+                    }
+                }
+                read = read_opt(&mut self.stdout, &mut stdout_buf) => {
+                    if chunk(read, &mut self.stdout, &stdout_buf, OutputStream::Stdout, sink) {
+                        idle_at = status.map(|_| Instant::now() + request.idle_grace);
+                    }
+                }
+                read = read_opt(&mut self.stderr, &mut stderr_buf) => {
+                    if chunk(read, &mut self.stderr, &stderr_buf, OutputStream::Stderr, sink) {
+                        idle_at = status.map(|_| Instant::now() + request.idle_grace);
+                    }
+                }
+                () = sleep_opt(idle_at) => break,
+                () = sleep_opt(drain_until) => break,
+            }
+        }
+        let status = status.unwrap_or(ExitStatus::Code(-1));
+        let termination = kill.map_or(Termination::Exited, |k| k.reason);
+        Ok(ExecOutcome {
+            status,
+            termination,
+        })
+    }
+}
+
+/// Starts killing the group: SIGTERM now and SIGKILL later, or SIGKILL at once
+/// when the shell is already gone.
+fn start_kill(pgid: i32, reason: Termination, shell_exited: bool) -> Kill {
+    if shell_exited {
+        unix::signal_group(pgid, Signal::SIGKILL);
+        return Kill {
+            reason,
+            escalate_at: None,
+        };
+    }
+    unix::signal_group(pgid, Signal::SIGTERM);
+    Kill {
+        reason,
+        escalate_at: Some(Instant::now() + TERM_GRACE),
+    }
+}
+
+/// A kill after the shell exited shortens the remaining drain to `idle_grace`.
+fn settle_drain(drain_until: &mut Option<Instant>, shell_exited: bool, request: &ExecRequest) {
+    if shell_exited {
+        let limit = Instant::now() + request.idle_grace;
+        *drain_until = drain_until.map(|until| until.min(limit));
+    }
+}
+
+/// Hands a read chunk to the sink, or closes the pipe at end of file or on an
+/// error. Returns whether data arrived.
+fn chunk<R>(
+    read: io::Result<usize>,
+    pipe: &mut Option<R>,
+    buf: &[u8],
+    stream: OutputStream,
+    sink: &mut dyn OutputSink,
+) -> bool {
+    match read {
+        Ok(0) | Err(_) => {
+            *pipe = None;
+            false
+        }
+        Ok(n) => {
+            sink.output(stream, buf.get(..n).unwrap_or_default());
+            true
+        }
+    }
+}
+
+async fn read_opt<R: AsyncReadExt + Unpin>(
+    pipe: &mut Option<R>,
+    buf: &mut [u8],
+) -> io::Result<usize> {
+    match pipe {
+        Some(pipe) => pipe.read(buf).await,
+        None => std::future::pending().await,
+    }
+}
+
+async fn sleep_opt(at: Option<Instant>) {
+    match at {
+        Some(at) => sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
+fn exit_status(status: std::process::ExitStatus) -> ExitStatus {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => ExitStatus::Code(code),
+        (None, Some(signal)) => ExitStatus::Signal(signal),
+        (None, None) => ExitStatus::Code(-1),
+    }
+}

@@ -1,0 +1,112 @@
+//! The unsafe and Linux-specific parts of local process handling.
+
+use std::io;
+
+use nix::errno::Errno;
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+use tokio::process::Command;
+
+use crate::sandbox::PreparedSandbox;
+
+/// Prepares the child's last steps before `exec`: on Linux
+/// `PR_SET_PDEATHSIG(SIGKILL)` so it dies with pith, then the sandbox, if any.
+///
+/// The parent-death signal fires when the *thread* that spawned the child
+/// exits, which for a tokio runtime is a worker thread living as long as the
+/// runtime. It reaches the direct child only (usually the shell); descendants
+/// are reached through the process group by [`Exec::kill_all`](crate::Exec::kill_all).
+pub(super) fn configure_child(command: &mut Command, sandbox: Option<PreparedSandbox>) {
+    let parent = std::process::id();
+    let before_exec = move || {
+        set_death_signal(parent)?;
+        if let Some(sandbox) = &sandbox {
+            // SAFETY: this runs in the freshly forked child, before exec.
+            unsafe { sandbox.apply()? };
+        }
+        Ok(())
+    };
+    // SAFETY: the closure runs in the forked child before exec, where only
+    // async-signal-safe calls are allowed. It makes only raw system calls
+    // (`prctl`, `getppid`, `raise`, and the sandbox's own, documented as
+    // async-signal-safe), allocates nothing and takes no locks.
+    unsafe {
+        command.pre_exec(before_exec);
+    }
+}
+
+/// In the child: SIGKILL when the parent goes; and at once if it already went.
+#[cfg(target_os = "linux")]
+fn set_death_signal(parent: u32) -> io::Result<()> {
+    // SAFETY: prctl with constant arguments; getppid and raise take none that can be invalid.
+    unsafe {
+        if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // pith died between fork and prctl: the signal will never come.
+        if libc::getppid() as u32 != parent {
+            libc::raise(libc::SIGKILL);
+        }
+    }
+    Ok(())
+}
+
+/// Parent-death signals exist only on Linux.
+#[cfg(not(target_os = "linux"))]
+fn set_death_signal(_parent: u32) -> io::Result<()> {
+    Ok(())
+}
+
+/// Sends `signal` to every process of group `pgid`; a group that is gone is not an error.
+pub(super) fn signal_group(pgid: i32, signal: Signal) {
+    if pgid > 1 {
+        let _ = killpg(Pid::from_raw(pgid), signal);
+    }
+}
+
+/// Whether any process (a zombie included) is still in group `pgid`.
+pub(super) fn group_alive(pgid: i32) -> bool {
+    pgid > 1 && !matches!(killpg(Pid::from_raw(pgid), None), Err(Errno::ESRCH))
+}
+
+/// Marks this process as a child subreaper (`PR_SET_CHILD_SUBREAPER`).
+#[cfg(target_os = "linux")]
+pub(super) fn set_child_subreaper() -> io::Result<()> {
+    nix::sys::prctl::set_child_subreaper(true).map_err(io::Error::from)
+}
+
+/// Subreapers exist only on Linux.
+#[cfg(not(target_os = "linux"))]
+pub(super) fn set_child_subreaper() -> io::Result<()> {
+    Err(io::Error::from(io::ErrorKind::Unsupported))
+}
+
+/// The pids of this process's children (every thread's), from `/proc`.
+#[cfg(target_os = "linux")]
+pub(super) fn children() -> Vec<i32> {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return Vec::new();
+    };
+    let mut pids = Vec::new();
+    for task in tasks.flatten() {
+        if let Ok(text) = std::fs::read_to_string(task.path().join("children")) {
+            pids.extend(
+                text.split_whitespace()
+                    .filter_map(|pid| pid.parse::<i32>().ok()),
+            );
+        }
+    }
+    pids
+}
+
+/// Without `/proc` there is no cheap list of children.
+#[cfg(not(target_os = "linux"))]
+pub(super) fn children() -> Vec<i32> {
+    Vec::new()
+}
+
+/// Reaps `pid` if it is a zombie; never blocks.
+pub(super) fn reap(pid: i32) {
+    use nix::sys::wait::{WaitPidFlag, waitpid};
+    let _ = waitpid(Pid::from_raw(pid), Some(WaitPidFlag::WNOHANG));
+}

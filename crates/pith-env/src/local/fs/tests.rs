@@ -1,0 +1,117 @@
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+
+use super::*;
+
+fn mode(path: &Path) -> u32 {
+    fs::metadata(path).unwrap().permissions().mode() & 0o7777
+}
+
+#[tokio::test]
+async fn write_atomic_replaces_a_file_and_keeps_its_permissions() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("script.sh");
+    fs::write(&path, "old").unwrap();
+    fs::set_permissions(&path, Permissions::from_mode(0o751)).unwrap();
+    LocalEnv::new().write_atomic(&path, b"new").await.unwrap();
+    assert_eq!(fs::read_to_string(&path).unwrap(), "new");
+    assert_eq!(mode(&path), 0o751);
+    let leftovers: Vec<_> = fs::read_dir(dir.path()).unwrap().collect();
+    assert_eq!(leftovers.len(), 1, "no temp file is left behind");
+}
+
+#[tokio::test]
+async fn write_atomic_creates_new_files_with_the_usual_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("new.txt");
+    LocalEnv::new().write_atomic(&path, b"x").await.unwrap();
+    // 0o666 minus a umask: never the 0o600 of a bare temp file.
+    assert_eq!(mode(&path) & 0o044, 0o044 & mode(&path));
+    assert!(mode(&path) & 0o400 != 0);
+    assert_ne!(mode(&path), 0o600);
+}
+
+#[tokio::test]
+async fn write_atomic_writes_through_a_symlink_and_keeps_the_link() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("target.txt");
+    let link = dir.path().join("link.txt");
+    fs::write(&target, "old").unwrap();
+    std::os::unix::fs::symlink("target.txt", &link).unwrap();
+    LocalEnv::new().write_atomic(&link, b"new").await.unwrap();
+    assert!(fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+    assert_eq!(fs::read_to_string(&target).unwrap(), "new");
+}
+
+#[tokio::test]
+async fn write_atomic_refuses_a_directory_and_a_missing_parent() {
+    let dir = tempfile::tempdir().unwrap();
+    let env = LocalEnv::new();
+    let error = env.write_atomic(dir.path(), b"x").await.unwrap_err();
+    assert_eq!(error.kind, FsErrorKind::IsADirectory);
+    let missing = dir.path().join("no/such/file.txt");
+    let error = env.write_atomic(&missing, b"x").await.unwrap_err();
+    assert_eq!(error.kind, FsErrorKind::NotFound);
+    assert_eq!(error.path, missing);
+}
+
+#[tokio::test]
+async fn reads_whole_ranged_and_streamed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("a.txt");
+    fs::write(&path, "0123456789").unwrap();
+    let env = LocalEnv::new();
+    assert_eq!(env.read(&path).await.unwrap(), b"0123456789");
+    assert_eq!(env.read_range(&path, 3, 4).await.unwrap(), b"3456");
+    assert_eq!(env.read_range(&path, 8, 100).await.unwrap(), b"89");
+    let mut reader = env.open(&path).await.unwrap();
+    let mut all = Vec::new();
+    let mut buf = [0u8; 3];
+    loop {
+        let n = reader.read_chunk(&mut buf).await.unwrap();
+        if n == 0 {
+            break;
+        }
+        all.extend_from_slice(&buf[..n]);
+    }
+    assert_eq!(all, b"0123456789");
+}
+
+#[tokio::test]
+async fn reading_a_directory_or_a_missing_file_is_a_typed_error_with_the_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let env = LocalEnv::new();
+    let error = env.read(dir.path()).await.unwrap_err();
+    assert_eq!(error.kind, FsErrorKind::IsADirectory);
+    assert!(env.open(dir.path()).await.is_err());
+    let missing = dir.path().join("missing");
+    let error = env.read(&missing).await.unwrap_err();
+    assert_eq!(error.kind, FsErrorKind::NotFound);
+    assert_eq!(error.path, missing);
+}
+
+#[tokio::test]
+async fn lists_stats_and_canonicalizes() {
+    let dir = tempfile::tempdir().unwrap();
+    let env = LocalEnv::new();
+    env.create_dir_all(&dir.path().join("sub/deeper")).await.unwrap();
+    fs::write(dir.path().join("f"), "abc").unwrap();
+    std::os::unix::fs::symlink("sub", dir.path().join("link")).unwrap();
+    let mut entries = env.read_dir(dir.path()).await.unwrap();
+    entries.sort_by(|a, b| a.name.cmp(&b.name));
+    let kinds: Vec<_> = entries.iter().map(|e| (e.name.to_str().unwrap(), e.kind)).collect();
+    assert_eq!(
+        kinds,
+        [
+            ("f", FileKind::File),
+            ("link", FileKind::Symlink),
+            ("sub", FileKind::Directory)
+        ]
+    );
+    let link = dir.path().join("link");
+    assert!(env.metadata(&link).await.unwrap().is_dir());
+    assert_eq!(env.symlink_metadata(&link).await.unwrap().kind, FileKind::Symlink);
+    assert_eq!(env.metadata(&dir.path().join("f")).await.unwrap().len, 3);
+    let real = env.canonicalize(&link.join("deeper")).await.unwrap();
+    assert_eq!(real, fs::canonicalize(dir.path()).unwrap().join("sub/deeper"));
+}

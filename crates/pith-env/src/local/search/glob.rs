@@ -1,0 +1,132 @@
+//! The glob rule shared by `find` and grep's file filter (Pi's find, §9.2).
+//!
+//! - A pattern without `/` matches the file name at any depth (`*.ts`).
+//! - A pattern with `/` matches the path relative to the search root. It is
+//!   prefixed with `**/` (so `src/**/*.spec.ts` also matches `pkg/src/...`)
+//!   unless it starts with `**/` or is `**`; a leading `/` anchors it at the
+//!   root instead (Pi passed that to fd as an absolute path, which never
+//!   matched).
+//! - A trailing `/` matches directories only.
+//! - `*` and `?` never cross `/`; `**` does; `{a,b}` and `[...]` work.
+//! - Smart case, like fd: case-insensitive unless the pattern has an
+//!   uppercase letter, so `readme*` finds `README.md`.
+
+use std::path::Path;
+
+use globset::{GlobBuilder, GlobMatcher};
+
+use crate::SearchError;
+
+/// A compiled glob.
+#[derive(Clone, Debug)]
+pub(super) struct PathGlob {
+    matcher: GlobMatcher,
+    name_only: bool,
+    dirs_only: bool,
+}
+
+impl PathGlob {
+    /// Compiles `pattern`; `InvalidGlob` with globset's one-line reason.
+    pub(super) fn new(pattern: &str) -> Result<PathGlob, SearchError> {
+        let dirs_only = pattern.len() > 1 && pattern.ends_with('/');
+        let trimmed = if dirs_only {
+            pattern.trim_end_matches('/')
+        } else {
+            pattern
+        };
+        let name_only = !trimmed.contains('/');
+        let effective = if name_only || trimmed == "**" || trimmed.starts_with("**/") {
+            trimmed.to_owned()
+        } else if let Some(anchored) = trimmed.strip_prefix('/') {
+            anchored.to_owned()
+        } else {
+            format!("**/{trimmed}")
+        };
+        let case_insensitive = !pattern.chars().any(char::is_uppercase);
+        let glob = GlobBuilder::new(&effective)
+            .literal_separator(true)
+            .case_insensitive(case_insensitive)
+            .backslash_escape(true)
+            .build()
+            .map_err(|error| SearchError::InvalidGlob(short_glob_error(pattern, &error)))?;
+        Ok(PathGlob {
+            matcher: glob.compile_matcher(),
+            name_only,
+            dirs_only,
+        })
+    }
+
+    /// Whether the entry at `relative` (its path relative to the root) matches.
+    pub(super) fn is_match(&self, relative: &Path, is_dir: bool) -> bool {
+        if self.dirs_only && !is_dir {
+            return false;
+        }
+        if self.name_only {
+            relative
+                .file_name()
+                .is_some_and(|name| self.matcher.is_match(name))
+        } else {
+            self.matcher.is_match(relative)
+        }
+    }
+}
+
+/// `'[' unclosed character class; missing ']'` style, naming the user's pattern.
+fn short_glob_error(pattern: &str, error: &globset::Error) -> String {
+    format!("{pattern}: {}", error.kind())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn matches(pattern: &str, path: &str) -> bool {
+        PathGlob::new(pattern)
+            .unwrap()
+            .is_match(Path::new(path), false)
+    }
+
+    #[test]
+    fn a_pattern_without_a_slash_matches_the_name_at_any_depth() {
+        assert!(matches("*.ts", "a.ts"));
+        assert!(matches("*.ts", "src/deep/a.ts"));
+        assert!(!matches("*.ts", "src/a.tsx"));
+    }
+
+    #[test]
+    fn a_pattern_with_a_slash_matches_below_any_directory() {
+        assert!(matches("src/**/*.spec.ts", "src/a/b.spec.ts"));
+        assert!(matches("src/**/*.spec.ts", "src/b.spec.ts"));
+        assert!(matches("src/**/*.spec.ts", "pkg/src/b.spec.ts"));
+        assert!(!matches("src/*.ts", "src/a/b.ts"));
+        assert!(matches("some/dir/**", "some/dir/x/y"));
+        assert!(matches("**/parent/child/*", "x/parent/child/f"));
+        assert!(!matches("**/parent/child/*", "x/parent/child/g/f"));
+    }
+
+    #[test]
+    fn a_leading_slash_anchors_at_the_root() {
+        assert!(matches("/src/*.ts", "src/a.ts"));
+        assert!(!matches("/src/*.ts", "pkg/src/a.ts"));
+    }
+
+    #[test]
+    fn case_is_smart() {
+        assert!(matches("readme*", "README.md"));
+        assert!(!matches("README*", "readme.md"));
+    }
+
+    #[test]
+    fn a_trailing_slash_matches_directories_only() {
+        let glob = PathGlob::new("src/").unwrap();
+        assert!(glob.is_match(Path::new("a/src"), true));
+        assert!(!glob.is_match(Path::new("a/src"), false));
+    }
+
+    #[test]
+    fn an_unclosed_class_is_an_invalid_glob() {
+        let error = PathGlob::new("[").unwrap_err();
+        assert!(matches!(error, SearchError::InvalidGlob(_)), "{error}");
+        assert!(!error.to_string().contains('\n'));
+    }
+}

@@ -1,0 +1,493 @@
+//! `grep`: content search, deterministic and stopping at the limit.
+//!
+//! # Why a sorted walk feeding a bounded lookahead
+//!
+//! The output must be the first `limit` matching lines in (path, line) order,
+//! and the search must stop reading as soon as they are known. A parallel
+//! walk visits files in no fixed order, so it can give neither. Instead:
+//!
+//! 1. One sorted walk (`ignore`'s sequential walker, entries sorted by file
+//!    name, so files come in path order) is shared by N worker threads: a
+//!    worker takes the lock, advances the walk to the next file, numbers it
+//!    and releases the lock. Walking an entry costs about a microsecond,
+//!    opening and searching a file ten or more, so one walk keeps several
+//!    workers busy, and searching starts with the first file instead of after
+//!    a whole-tree walk.
+//! 2. Workers search their files in parallel, each file capped at `limit`
+//!    matches (it can never contribute more), and send the rows to the
+//!    calling thread, which puts them back in file order.
+//! 3. Workers may run at most a window of files ahead of the first file not
+//!    yet put in order, which bounds both the wasted work after the limit and
+//!    the rows held out of order.
+//! 4. When the rows in order reach `limit` matches at file `k`, files after
+//!    `k` are abandoned mid-read (the reader they search returns an error as
+//!    soon as it sees the cutoff) and no file is claimed any more.
+//!
+//! Context lines come from the searcher (before/after context), which emits
+//! each line once, so the windows of nearby matches are merged for free.
+//! Memory is bounded by the searcher's rolling buffer per worker plus the rows
+//! kept; files are streamed, never read whole.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Condvar, Mutex};
+use std::time::Duration;
+
+use grep::regex::{RegexMatcher, RegexMatcherBuilder};
+use grep::searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
+use tokio_util::sync::CancellationToken;
+
+use super::glob::PathGlob;
+use super::{RootKind, relative_display, root_kind, thread_count, walker};
+use crate::{FsError, GrepLine, GrepOutput, GrepRequest, SearchError};
+
+/// How many files per worker may be searched ahead of the ordered output.
+const WINDOW_PER_THREAD: usize = 64;
+
+pub(super) fn grep(
+    request: &GrepRequest,
+    cancel: &CancellationToken,
+) -> Result<GrepOutput, SearchError> {
+    let matcher = build_matcher(request)?;
+    let glob = request.glob.as_deref().map(PathGlob::new).transpose()?;
+    let limit = request.limit.max(1);
+    let output = match root_kind(&request.root)? {
+        RootKind::File => search_single_file(request, &matcher, limit, cancel)?,
+        RootKind::Directory => {
+            let threads = thread_count();
+            let engine = Engine {
+                request,
+                matcher: &matcher,
+                glob: glob.as_ref(),
+                cancel,
+                limit,
+                walk: Mutex::new(SortedWalk {
+                    walk: walker(&request.root)
+                        .sort_by_file_name(|a, b| a.cmp(b))
+                        .build(),
+                    next_index: 0,
+                    done: false,
+                }),
+                window_open: Condvar::new(),
+                window: WINDOW_PER_THREAD * threads,
+                consumed: AtomicUsize::new(0),
+                cutoff: AtomicUsize::new(usize::MAX),
+                stopped: AtomicBool::new(false),
+            };
+            engine.run(threads)
+        }
+    };
+    if cancel.is_cancelled() {
+        return Err(SearchError::Cancelled);
+    }
+    Ok(output)
+}
+
+/// ripgrep's default matcher: lines end at `\n`, which enables its fast line
+/// search; the pattern is always a pattern, never a flag. (`rg --crlf` mode,
+/// where `$` also matches before `\r\n`, breaks `$` on `\n` lines in grep-regex
+/// 0.1.14, so like rg's default, `x$` does not match `x\r\n`.)
+fn build_matcher(request: &GrepRequest) -> Result<RegexMatcher, SearchError> {
+    RegexMatcherBuilder::new()
+        .case_insensitive(request.ignore_case)
+        .fixed_strings(request.literal)
+        .line_terminator(Some(b'\n'))
+        .build(&request.pattern)
+        .map_err(|error| SearchError::InvalidPattern(short_regex_error(&error.to_string())))
+}
+
+/// The regex crate's reason without the pattern echo and caret lines.
+fn short_regex_error(message: &str) -> String {
+    let reason = message
+        .lines()
+        .find_map(|line| line.trim().strip_prefix("error: "))
+        .or_else(|| message.lines().map(str::trim).find(|line| !line.is_empty()))
+        .unwrap_or("invalid pattern");
+    let mut reason = reason.to_owned();
+    if let Some((cut, _)) = reason.char_indices().nth(200) {
+        reason.truncate(cut);
+    }
+    reason
+}
+
+fn build_searcher(context: usize, limit: usize) -> Searcher {
+    SearcherBuilder::new()
+        .binary_detection(BinaryDetection::quit(b'\x00'))
+        .line_number(true)
+        .before_context(context)
+        .after_context(context)
+        .max_matches(Some(u64::try_from(limit).unwrap_or(u64::MAX)))
+        .build()
+}
+
+fn search_single_file(
+    request: &GrepRequest,
+    matcher: &RegexMatcher,
+    limit: usize,
+    cancel: &CancellationToken,
+) -> Result<GrepOutput, SearchError> {
+    let file = File::open(&request.root)
+        .map_err(|error| SearchError::Fs(FsError::from_io(error, &request.root)))?;
+    let mut searcher = build_searcher(request.context, limit);
+    let stop = || cancel.is_cancelled();
+    let outcome = search_file(&mut searcher, matcher, file, &stop);
+    let name = request
+        .root
+        .file_name()
+        .map_or_else(
+            || request.root.to_string_lossy(),
+            |name| name.to_string_lossy(),
+        )
+        .into_owned();
+    let mut output = GrepOutput::default();
+    append(&mut output, name, outcome, limit, request.context);
+    Ok(output)
+}
+
+/// The rows one file contributed.
+#[derive(Debug, Default)]
+struct FileOutcome {
+    rows: Vec<Row>,
+    matches: usize,
+}
+
+#[derive(Debug)]
+struct Row {
+    line_number: u64,
+    text: String,
+    is_match: bool,
+}
+
+/// Searches one file; whatever was found before an error or a stop is kept
+/// (a file that stops being readable mid-way still shows its first matches).
+fn search_file(
+    searcher: &mut Searcher,
+    matcher: &RegexMatcher,
+    file: File,
+    stop: &dyn Fn() -> bool,
+) -> FileOutcome {
+    let mut sink = RowSink {
+        outcome: FileOutcome::default(),
+        stop,
+    };
+    let reader = StoppableReader { inner: file, stop };
+    // An error here is a read failure or a stop; the rows so far stand.
+    let _ = searcher.search_reader(matcher, reader, &mut sink);
+    sink.outcome
+}
+
+/// A reader that fails as soon as the search must stop, so a long file with
+/// no matches (where the sink is never called) is abandoned promptly.
+struct StoppableReader<'a> {
+    inner: File,
+    stop: &'a dyn Fn() -> bool,
+}
+
+impl Read for StoppableReader<'_> {
+    fn read(&mut self, buffer: &mut [u8]) -> io::Result<usize> {
+        if (self.stop)() {
+            return Err(io::Error::other("search stopped"));
+        }
+        self.inner.read(buffer)
+    }
+}
+
+struct RowSink<'a> {
+    outcome: FileOutcome,
+    stop: &'a dyn Fn() -> bool,
+}
+
+impl RowSink<'_> {
+    fn push(&mut self, line_number: u64, bytes: &[u8], is_match: bool) {
+        self.outcome.rows.push(Row {
+            line_number,
+            text: line_text(bytes),
+            is_match,
+        });
+    }
+}
+
+impl Sink for RowSink<'_> {
+    type Error = io::Error;
+
+    fn matched(&mut self, _: &Searcher, found: &SinkMatch<'_>) -> Result<bool, io::Error> {
+        if (self.stop)() {
+            return Ok(false);
+        }
+        let first = found.line_number().unwrap_or(0);
+        for (offset, line) in (0u64..).zip(found.lines()) {
+            self.push(first + offset, line, true);
+            self.outcome.matches += 1;
+        }
+        Ok(true)
+    }
+
+    fn context(&mut self, _: &Searcher, context: &SinkContext<'_>) -> Result<bool, io::Error> {
+        if (self.stop)() {
+            return Ok(false);
+        }
+        self.push(context.line_number().unwrap_or(0), context.bytes(), false);
+        Ok(true)
+    }
+}
+
+/// The line without its terminator or any `\r`, lossily decoded.
+fn line_text(bytes: &[u8]) -> String {
+    let bytes = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+    let text = String::from_utf8_lossy(bytes);
+    if text.contains('\r') {
+        text.replace('\r', "")
+    } else {
+        text.into_owned()
+    }
+}
+
+/// Adds one file's rows to `output`, keeping only the matches still needed
+/// (and the after-context of the last one kept).
+fn append(
+    output: &mut GrepOutput,
+    path: String,
+    mut outcome: FileOutcome,
+    limit: usize,
+    context: usize,
+) {
+    let needed = limit.saturating_sub(output.match_count);
+    if outcome.matches >= needed {
+        keep_first_matches(&mut outcome.rows, needed, context);
+        outcome.matches = needed;
+        output.limit_reached = true;
+    }
+    output.match_count += outcome.matches;
+    output
+        .lines
+        .extend(outcome.rows.into_iter().map(|row| GrepLine {
+            path: path.clone(),
+            line_number: row.line_number,
+            text: row.text,
+            is_match: row.is_match,
+        }));
+}
+
+fn keep_first_matches(rows: &mut Vec<Row>, needed: usize, context: usize) {
+    let mut seen = 0;
+    let mut last_match_line = 0;
+    let mut cut = rows.len();
+    for (index, row) in rows.iter().enumerate() {
+        if row.is_match {
+            if seen == needed {
+                cut = index;
+                break;
+            }
+            seen += 1;
+            last_match_line = row.line_number;
+        }
+    }
+    rows.truncate(cut);
+    let last_context_line = last_match_line.saturating_add(context as u64);
+    while rows
+        .last()
+        .is_some_and(|row| !row.is_match && row.line_number > last_context_line)
+    {
+        rows.pop();
+    }
+}
+
+/// The sorted walk the workers share.
+struct SortedWalk {
+    walk: ignore::Walk,
+    next_index: usize,
+    done: bool,
+}
+
+impl SortedWalk {
+    /// The next file to search and its number in path order.
+    fn next_file(
+        &mut self,
+        root: &Path,
+        glob: Option<&PathGlob>,
+        cancel: &CancellationToken,
+    ) -> Option<(usize, PathBuf)> {
+        while !self.done {
+            if cancel.is_cancelled() {
+                break;
+            }
+            let Some(entry) = self.walk.next() else {
+                break;
+            };
+            let Ok(entry) = entry else { continue };
+            if !entry.file_type().is_some_and(|kind| kind.is_file()) {
+                continue;
+            }
+            if let Some(glob) = glob {
+                let relative = entry.path().strip_prefix(root).unwrap_or(entry.path());
+                if !glob.is_match(relative, false) {
+                    continue;
+                }
+            }
+            let index = self.next_index;
+            self.next_index += 1;
+            return Some((index, entry.into_path()));
+        }
+        self.done = true;
+        None
+    }
+}
+
+type Found = (usize, PathBuf, FileOutcome);
+
+struct Engine<'a> {
+    request: &'a GrepRequest,
+    matcher: &'a RegexMatcher,
+    glob: Option<&'a PathGlob>,
+    cancel: &'a CancellationToken,
+    limit: usize,
+    walk: Mutex<SortedWalk>,
+    /// Signalled when `consumed` advances or the search stops.
+    window_open: Condvar,
+    window: usize,
+    /// Files `0..consumed` are in the output.
+    consumed: AtomicUsize,
+    /// The file at which the limit was reached; later files are abandoned.
+    cutoff: AtomicUsize,
+    stopped: AtomicBool,
+}
+
+impl Engine<'_> {
+    fn run(&self, threads: usize) -> GrepOutput {
+        std::thread::scope(|scope| {
+            let (sender, receiver) = mpsc::channel::<Found>();
+            for _ in 0..threads {
+                let sender = sender.clone();
+                scope.spawn(move || self.work(&sender));
+            }
+            drop(sender);
+            let output = self.collect(receiver);
+            self.stopped.store(true, Ordering::Release);
+            self.wake_workers();
+            output
+        })
+    }
+
+    fn finished(&self, index: usize) -> bool {
+        self.stopped.load(Ordering::Acquire)
+            || self.cancel.is_cancelled()
+            || index > self.cutoff.load(Ordering::Acquire)
+    }
+
+    fn work(&self, results: &mpsc::Sender<Found>) {
+        let mut searcher = build_searcher(self.request.context, self.limit);
+        // Each worker its own matcher, as ripgrep does: no shared cache pool.
+        let matcher = self.matcher.clone();
+        while let Some((index, path)) = self.claim() {
+            let stop = || self.finished(index);
+            let outcome = match File::open(&path) {
+                Ok(file) => search_file(&mut searcher, &matcher, file, &stop),
+                // Unreadable files are skipped, as ripgrep does (it warns).
+                Err(_) => FileOutcome::default(),
+            };
+            if results.send((index, path, outcome)).is_err() {
+                break;
+            }
+        }
+    }
+
+    /// Takes the next file once it is inside the window.
+    fn claim(&self) -> Option<(usize, PathBuf)> {
+        let mut walk = self.walk.lock().ok()?;
+        loop {
+            if self.finished(walk.next_index) {
+                return None;
+            }
+            if walk.next_index < self.consumed.load(Ordering::Acquire) + self.window {
+                break;
+            }
+            walk = self.window_open.wait(walk).ok()?;
+        }
+        walk.next_file(&self.request.root, self.glob, self.cancel)
+    }
+
+    fn wake_workers(&self) {
+        // Taking the lock orders this wake-up after any worker's window check.
+        drop(self.walk.lock());
+        self.window_open.notify_all();
+    }
+
+    /// Puts the workers' results back in file order until the limit or the end.
+    fn collect(&self, results: mpsc::Receiver<Found>) -> GrepOutput {
+        let mut output = GrepOutput::default();
+        let mut pending = BTreeMap::new();
+        let mut next = 0;
+        loop {
+            match results.recv_timeout(Duration::from_millis(50)) {
+                Ok((index, path, outcome)) => {
+                    pending.insert(index, (path, outcome));
+                }
+                Err(RecvTimeoutError::Timeout) if self.cancel.is_cancelled() => return output,
+                Err(RecvTimeoutError::Timeout) => continue,
+                Err(RecvTimeoutError::Disconnected) => return output,
+            }
+            while let Some((path, outcome)) = pending.remove(&next) {
+                let display = relative_display(&self.request.root, &path);
+                append(
+                    &mut output,
+                    display,
+                    outcome,
+                    self.limit,
+                    self.request.context,
+                );
+                if output.limit_reached {
+                    self.cutoff.store(next, Ordering::Release);
+                    return output;
+                }
+                next += 1;
+            }
+            self.consumed.store(next, Ordering::Release);
+            self.wake_workers();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(line_number: u64, is_match: bool) -> Row {
+        Row {
+            line_number,
+            text: String::new(),
+            is_match,
+        }
+    }
+
+    #[test]
+    fn keeping_the_first_matches_keeps_only_the_last_ones_after_context() {
+        // Matches at 3, 6 and 8 with context 2: 1 2 [3] 4 5 [6] 7 [8] 9 10.
+        let mut rows: Vec<Row> = (1..=10).map(|n| row(n, matches!(n, 3 | 6 | 8))).collect();
+        keep_first_matches(&mut rows, 1, 2);
+        let lines: Vec<u64> = rows.iter().map(|r| r.line_number).collect();
+        assert_eq!(lines, [1, 2, 3, 4, 5]);
+
+        let mut rows: Vec<Row> = (1..=10).map(|n| row(n, matches!(n, 3 | 6 | 8))).collect();
+        keep_first_matches(&mut rows, 2, 2);
+        let lines: Vec<u64> = rows.iter().map(|r| r.line_number).collect();
+        assert_eq!(lines, [1, 2, 3, 4, 5, 6, 7]);
+    }
+
+    #[test]
+    fn regex_errors_are_one_short_line() {
+        let message = "regex parse error:\n    (abc\n    ^\nerror: unclosed group";
+        assert_eq!(short_regex_error(message), "unclosed group");
+        assert_eq!(short_regex_error("something odd"), "something odd");
+    }
+
+    #[test]
+    fn lines_lose_their_terminator_and_carriage_returns() {
+        assert_eq!(line_text(b"a\r\n"), "a");
+        assert_eq!(line_text(b"a\rb\n"), "ab");
+        assert_eq!(line_text(b"\xffx"), "\u{fffd}x");
+    }
+}

@@ -1,0 +1,348 @@
+//! The local exec adapter with real processes: groups, tree kill, waits that never hang.
+#![expect(clippy::unwrap_used, reason = "test helpers fail loudly")]
+
+use std::ffi::OsString;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use pith_env::{
+    CancellationToken, Exec, ExecError, ExecOutcome, ExecRequest, ExitStatus, LocalEnv,
+    OutputStream, Termination,
+};
+
+fn request(script: &str) -> ExecRequest {
+    ExecRequest::new(
+        "/bin/bash",
+        vec![OsString::from("-c"), OsString::from(script)],
+        std::env::temp_dir(),
+    )
+}
+
+struct Ran {
+    output: String,
+    outcome: ExecOutcome,
+    took: Duration,
+}
+
+async fn run_request(env: &LocalEnv, request: ExecRequest, cancel: CancellationToken) -> Ran {
+    let mut output = Vec::new();
+    let start = Instant::now();
+    let mut sink = |_: OutputStream, bytes: &[u8]| output.extend_from_slice(bytes);
+    let outcome = env.exec(request, &mut sink, cancel).await.unwrap();
+    Ran {
+        output: String::from_utf8(output).unwrap(),
+        outcome,
+        took: start.elapsed(),
+    }
+}
+
+async fn run(env: &LocalEnv, script: &str, timeout: Option<f64>) -> Ran {
+    let mut request = request(script);
+    request.timeout = timeout.map(Duration::from_secs_f64);
+    run_request(env, request, CancellationToken::new()).await
+}
+
+/// `(pid, pgrp, state)` of every process, from `/proc/*/stat`.
+fn processes() -> Vec<(i32, i32, char)> {
+    let mut all = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        // The command name may hold spaces and parentheses: parse after the last ')'.
+        let Some(rest) = stat.rfind(')').map(|at| &stat[at + 2..]) else {
+            continue;
+        };
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        let state = fields[0].chars().next().unwrap_or('?');
+        let pgrp = fields[2].parse().unwrap_or(0);
+        all.push((pid, pgrp, state));
+    }
+    all
+}
+
+/// Processes of group `pgid` that are not zombies.
+fn live_members(pgid: i32) -> Vec<i32> {
+    processes()
+        .into_iter()
+        .filter(|&(_, pgrp, state)| pgrp == pgid && state != 'Z')
+        .map(|(pid, _, _)| pid)
+        .collect()
+}
+
+fn is_live(pid: i32) -> bool {
+    processes()
+        .into_iter()
+        .any(|(other, _, state)| other == pid && state != 'Z')
+}
+
+/// Waits up to 2 s for a condition (a SIGKILLed process takes a moment to go).
+async fn eventually(mut condition: impl FnMut() -> bool) -> bool {
+    for _ in 0..40 {
+        if condition() {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    condition()
+}
+
+fn first_line_number(output: &str) -> i32 {
+    output.lines().next().unwrap().trim().parse().unwrap()
+}
+
+fn kill(pid: i32) {
+    let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), nix::sys::signal::SIGKILL);
+}
+
+#[tokio::test]
+async fn background_sleep_does_not_hang_the_call_and_kill_all_reaches_it() {
+    let env = LocalEnv::new();
+    let ran = run(&env, "sleep 100 & echo $!; echo started", None).await;
+    assert!(ran.took < Duration::from_secs(3), "took {:?}", ran.took);
+    assert!(ran.output.ends_with("started\n"), "{:?}", ran.output);
+    assert_eq!(ran.outcome.status, ExitStatus::Code(0));
+    assert_eq!(ran.outcome.termination, Termination::Exited);
+    let sleeper = first_line_number(&ran.output);
+    assert!(
+        is_live(sleeper),
+        "the background sleep should outlive the call"
+    );
+    env.kill_all();
+    assert!(
+        eventually(|| !is_live(sleeper)).await,
+        "kill_all left {sleeper} alive"
+    );
+}
+
+#[tokio::test]
+async fn nohup_background_job_does_not_hang_the_call() {
+    let env = LocalEnv::new();
+    let ran = run(
+        &env,
+        "nohup sleep 100 >/dev/null 2>&1 & echo $!; echo started",
+        None,
+    )
+    .await;
+    assert!(ran.took < Duration::from_secs(3), "took {:?}", ran.took);
+    assert!(ran.output.ends_with("started\n"), "{:?}", ran.output);
+    let sleeper = first_line_number(&ran.output);
+    env.kill_all();
+    assert!(eventually(|| !is_live(sleeper)).await);
+}
+
+#[tokio::test]
+async fn daemon_in_its_own_session_holding_stdout_does_not_hang_the_call() {
+    let env = LocalEnv::new();
+    // setsid -f forks into a new session: it escapes the group and keeps the pipes.
+    let ran = run(
+        &env,
+        "setsid -f bash -c 'echo $$; exec sleep 100'; sleep 0.1; echo started",
+        None,
+    )
+    .await;
+    assert!(ran.took < Duration::from_secs(3), "took {:?}", ran.took);
+    assert!(ran.output.ends_with("started\n"), "{:?}", ran.output);
+    let daemon = first_line_number(&ran.output);
+    kill(daemon);
+    assert!(eventually(|| !is_live(daemon)).await);
+}
+
+#[tokio::test]
+async fn timeout_kills_the_whole_group_and_returns_promptly() {
+    let env = LocalEnv::new();
+    let ran = run(&env, "echo $$; sleep 5; echo x", Some(1.0)).await;
+    assert!(
+        ran.took >= Duration::from_millis(900),
+        "took {:?}",
+        ran.took
+    );
+    assert!(ran.took < Duration::from_secs(3), "took {:?}", ran.took);
+    assert_eq!(ran.outcome.termination, Termination::TimedOut);
+    assert!(!ran.output.contains('x'), "{:?}", ran.output);
+    let pgid = first_line_number(&ran.output);
+    assert!(
+        eventually(|| live_members(pgid).is_empty()).await,
+        "{:?}",
+        live_members(pgid)
+    );
+}
+
+#[tokio::test]
+async fn timeout_kills_a_double_forked_grandchild() {
+    let env = LocalEnv::new();
+    let ran = run(
+        &env,
+        "echo $$; (sleep 100 &); (bash -c 'sleep 100 &' &); sleep 5",
+        Some(1.0),
+    )
+    .await;
+    assert!(ran.took < Duration::from_secs(3), "took {:?}", ran.took);
+    assert_eq!(ran.outcome.termination, Termination::TimedOut);
+    let pgid = first_line_number(&ran.output);
+    assert!(
+        eventually(|| live_members(pgid).is_empty()).await,
+        "{:?}",
+        live_members(pgid)
+    );
+}
+
+#[tokio::test]
+async fn timeout_kills_a_tree_that_ignores_sigterm() {
+    let env = LocalEnv::new();
+    let ran = run(&env, "trap '' TERM; echo $$; sleep 100", Some(1.0)).await;
+    assert!(ran.took < Duration::from_secs(3), "took {:?}", ran.took);
+    assert_eq!(ran.outcome.termination, Termination::TimedOut);
+    assert_eq!(ran.outcome.status, ExitStatus::Signal(9));
+    let pgid = first_line_number(&ran.output);
+    assert!(
+        eventually(|| live_members(pgid).is_empty()).await,
+        "{:?}",
+        live_members(pgid)
+    );
+}
+
+#[tokio::test]
+async fn cancel_kills_the_tree() {
+    let env = LocalEnv::new();
+    let cancel = CancellationToken::new();
+    let trigger = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        trigger.cancel();
+    });
+    let ran = run_request(&env, request("echo $$; sleep 100 & sleep 100"), cancel).await;
+    assert!(ran.took < Duration::from_secs(3), "took {:?}", ran.took);
+    assert_eq!(ran.outcome.termination, Termination::Cancelled);
+    let pgid = first_line_number(&ran.output);
+    assert!(
+        eventually(|| live_members(pgid).is_empty()).await,
+        "{:?}",
+        live_members(pgid)
+    );
+}
+
+#[tokio::test]
+async fn kill_all_stops_a_running_command() {
+    let env = Arc::new(LocalEnv::new());
+    let killer = env.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        killer.kill_all();
+    });
+    let ran = run(&env, "sleep 100", None).await;
+    assert!(ran.took < Duration::from_secs(3), "took {:?}", ran.took);
+    assert_eq!(ran.outcome.status, ExitStatus::Signal(9));
+}
+
+#[tokio::test]
+async fn exit_code_and_signal_are_reported() {
+    let env = LocalEnv::new();
+    let ran = run(&env, "exit 3", None).await;
+    assert_eq!(ran.outcome.status, ExitStatus::Code(3));
+    let ran = run(&env, "kill -9 $$", None).await;
+    assert_eq!(ran.outcome.status, ExitStatus::Signal(9));
+    assert_eq!(ran.outcome.status.code(), 137);
+}
+
+#[tokio::test]
+async fn stdout_and_stderr_arrive_in_order_and_stdin_is_empty() {
+    let env = LocalEnv::new();
+    let mut chunks = Vec::new();
+    let mut sink = |stream: OutputStream, bytes: &[u8]| chunks.push((stream, bytes.to_vec()));
+    let outcome = env
+        .exec(
+            request("cat; echo out; sleep 0.05; echo err >&2; sleep 0.05; echo out2"),
+            &mut sink,
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(outcome.status, ExitStatus::Code(0));
+    assert_eq!(
+        chunks,
+        vec![
+            (OutputStream::Stdout, b"out\n".to_vec()),
+            (OutputStream::Stderr, b"err\n".to_vec()),
+            (OutputStream::Stdout, b"out2\n".to_vec()),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn output_after_the_idle_grace_is_dropped() {
+    let env = LocalEnv::new();
+    let ran = run(&env, "(sleep 0.5; echo late) & echo early", None).await;
+    assert_eq!(ran.output, "early\n");
+    env.kill_all();
+}
+
+#[tokio::test]
+async fn output_that_keeps_flowing_after_exit_is_read() {
+    let env = LocalEnv::new();
+    let ran = run(
+        &env,
+        "(for i in 1 2 3 4 5; do sleep 0.05; echo $i; done) &",
+        None,
+    )
+    .await;
+    assert_eq!(ran.output, "1\n2\n3\n4\n5\n");
+}
+
+#[tokio::test]
+async fn environment_variables_are_set_and_can_replace_the_inherited_ones() {
+    let env = LocalEnv::new();
+    let mut with_env = request("echo \"$PITH_TEST_VAR ${HOME:-nohome}\"");
+    with_env.env.push(("PITH_TEST_VAR".into(), "set".into()));
+    let ran = run_request(&env, with_env.clone(), CancellationToken::new()).await;
+    assert!(ran.output.starts_with("set "), "{:?}", ran.output);
+    assert_ne!(ran.output, "set nohome\n");
+    with_env.inherit_env = false;
+    let ran = run_request(&env, with_env, CancellationToken::new()).await;
+    assert_eq!(ran.output, "set nohome\n");
+}
+
+#[tokio::test]
+async fn missing_cwd_and_missing_program_are_typed_errors() {
+    let env = LocalEnv::new();
+    let mut sink = |_: OutputStream, _: &[u8]| {};
+    let mut missing_cwd = request("true");
+    missing_cwd.cwd = "/nonexistent/pith-dir".into();
+    let error = env
+        .exec(missing_cwd, &mut sink, CancellationToken::new())
+        .await
+        .unwrap_err();
+    assert!(matches!(error, ExecError::MissingCwd(ref path) if path.ends_with("pith-dir")));
+    let missing_program = ExecRequest::new("/nonexistent/shell", vec![], std::env::temp_dir());
+    let error = env
+        .exec(missing_program, &mut sink, CancellationToken::new())
+        .await
+        .unwrap_err();
+    assert!(matches!(error, ExecError::ShellNotFound(_)), "{error:?}");
+}
+
+#[tokio::test]
+async fn output_log_is_a_new_file_with_the_prefix() {
+    let env = LocalEnv::new();
+    let dir = tempfile::tempdir().unwrap();
+    let mut log = env.create_output_log(dir.path(), "pith-bash-").unwrap();
+    log.write_all(b"abc").unwrap();
+    log.write_all(b"def").unwrap();
+    let path = log.path().to_path_buf();
+    drop(log);
+    let name = path.file_name().unwrap().to_string_lossy().into_owned();
+    assert!(
+        name.starts_with("pith-bash-") && name.ends_with(".log"),
+        "{name}"
+    );
+    assert_eq!(name.len(), "pith-bash-".len() + 16 + 4);
+    assert_eq!(std::fs::read(&path).unwrap(), b"abcdef");
+    let error = env
+        .create_output_log(&dir.path().join("missing"), "x-")
+        .err()
+        .unwrap();
+    assert!(error.to_string().contains("missing"), "{error}");
+}

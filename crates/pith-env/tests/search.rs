@@ -1,0 +1,469 @@
+//! LocalEnv's search port on fixture trees built in temp dirs.
+
+use std::fs;
+use std::io::Write;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use pith_env::{
+    CancellationToken, FindOutput, FindRequest, GrepOutput, GrepRequest, LocalEnv, Search,
+    SearchError,
+};
+use tempfile::TempDir;
+
+fn write(root: &Path, relative: &str, contents: &[u8]) {
+    let path = root.join(relative);
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    fs::write(path, contents).unwrap();
+}
+
+fn request(root: &Path, pattern: &str) -> GrepRequest {
+    GrepRequest {
+        pattern: pattern.to_owned(),
+        root: root.to_path_buf(),
+        glob: None,
+        ignore_case: false,
+        literal: false,
+        context: 0,
+        limit: 100,
+    }
+}
+
+async fn grep(request: GrepRequest) -> Result<GrepOutput, SearchError> {
+    LocalEnv::new()
+        .grep(request, CancellationToken::new())
+        .await
+}
+
+async fn grep_rows(request: GrepRequest) -> Vec<String> {
+    let output = grep(request).await.unwrap();
+    output
+        .lines
+        .iter()
+        .map(|line| {
+            let mark = if line.is_match { ':' } else { '-' };
+            format!(
+                "{}{mark}{}{mark} {}",
+                line.path, line.line_number, line.text
+            )
+        })
+        .collect()
+}
+
+async fn find(root: &Path, pattern: &str, limit: usize) -> Result<FindOutput, SearchError> {
+    let request = FindRequest {
+        pattern: pattern.to_owned(),
+        root: root.to_path_buf(),
+        limit,
+    };
+    LocalEnv::new()
+        .find(request, CancellationToken::new())
+        .await
+}
+
+async fn found(root: &Path, pattern: &str) -> Vec<String> {
+    let output = find(root, pattern, 1000).await.unwrap();
+    output
+        .entries
+        .iter()
+        .map(|e| format!("{}{}", e.path, if e.is_dir { "/" } else { "" }))
+        .collect()
+}
+
+/// `.gitignore` at the root ignores `*.log`; `a/.gitignore` ignores `secret.txt`
+/// (only below `a/`). No git repository anywhere.
+fn ignore_tree() -> TempDir {
+    let dir = TempDir::new().unwrap();
+    let root = dir.path();
+    write(root, ".gitignore", b"*.log\n");
+    write(root, "a/.gitignore", b"secret.txt\n");
+    write(root, "a/secret.txt", b"needle a secret\n");
+    write(root, "a/kept.txt", b"needle a kept\n");
+    write(root, "b/secret.txt", b"needle b secret\n");
+    write(root, "debug.log", b"needle log\n");
+    write(root, ".hidden/inside.txt", b"needle hidden\n");
+    write(root, ".env", b"needle env\n");
+    write(root, ".git/config", b"needle git\n");
+    write(root, ".ignore", b"skipped-by-dot-ignore.txt\n");
+    write(root, "skipped-by-dot-ignore.txt", b"needle dot ignore\n");
+    dir
+}
+
+#[tokio::test]
+async fn grep_applies_nested_gitignore_hierarchically_outside_git_repositories() {
+    let dir = ignore_tree();
+    let rows = grep_rows(request(dir.path(), "needle")).await;
+    assert_eq!(
+        rows,
+        [
+            ".env: 1: needle env",
+            ".hidden/inside.txt: 1: needle hidden",
+            "a/kept.txt: 1: needle a kept",
+            "b/secret.txt: 1: needle b secret",
+        ]
+        .map(|row| row.replacen(": ", ":", 1))
+    );
+}
+
+#[tokio::test]
+async fn grep_searches_hidden_files_and_never_dot_git() {
+    let dir = ignore_tree();
+    let output = grep(request(dir.path(), "needle")).await.unwrap();
+    let paths: Vec<&str> = output.lines.iter().map(|l| l.path.as_str()).collect();
+    assert!(paths.contains(&".env"));
+    assert!(paths.contains(&".hidden/inside.txt"));
+    assert!(!paths.iter().any(|p| p.starts_with(".git/")), "{paths:?}");
+}
+
+#[tokio::test]
+async fn gitignore_counts_inside_a_git_repository_too() {
+    let dir = ignore_tree();
+    fs::create_dir_all(dir.path().join(".git/info")).unwrap();
+    write(dir.path(), ".git/info/exclude", b"kept.txt\n");
+    let rows = grep_rows(request(dir.path(), "needle")).await;
+    assert!(!rows.iter().any(|r| r.contains("kept.txt")), "{rows:?}");
+    assert!(!rows.iter().any(|r| r.contains("a/secret")), "{rows:?}");
+    assert!(
+        rows.iter().any(|r| r.starts_with("b/secret.txt")),
+        "{rows:?}"
+    );
+}
+
+#[tokio::test]
+async fn grep_skips_binary_files() {
+    let dir = TempDir::new().unwrap();
+    write(dir.path(), "blob.bin", b"needle\0\x01\x02needle\n");
+    write(dir.path(), "text.txt", b"needle\n");
+    let rows = grep_rows(request(dir.path(), "needle")).await;
+    assert_eq!(rows, ["text.txt:1: needle"]);
+}
+
+#[tokio::test]
+async fn grep_output_has_no_carriage_returns_from_crlf_files() {
+    let dir = TempDir::new().unwrap();
+    write(dir.path(), "dos.txt", b"one\r\nneedle two\r\nthree\r\n");
+    let mut req = request(dir.path(), "two");
+    req.context = 1;
+    let rows = grep_rows(req).await;
+    assert_eq!(
+        rows,
+        [
+            "dos.txt-1- one",
+            "dos.txt:2: needle two",
+            "dos.txt-3- three"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn grep_survives_a_file_name_that_is_not_utf8() {
+    let dir = TempDir::new().unwrap();
+    let name = std::ffi::OsStr::from_bytes(b"caf\xe9.txt");
+    fs::write(dir.path().join(name), b"needle\n").unwrap();
+    let rows = grep_rows(request(dir.path(), "needle")).await;
+    assert_eq!(rows, ["caf\u{fffd}.txt:1: needle"]);
+    let entries = found(dir.path(), "*.txt").await;
+    assert_eq!(entries, ["caf\u{fffd}.txt"]);
+}
+
+#[tokio::test]
+async fn a_symlink_loop_neither_hangs_nor_crashes() {
+    let dir = TempDir::new().unwrap();
+    write(dir.path(), "a/file.txt", b"needle\n");
+    std::os::unix::fs::symlink("..", dir.path().join("a/up")).unwrap();
+    std::os::unix::fs::symlink("self", dir.path().join("self")).unwrap();
+    let started = Instant::now();
+    let rows = grep_rows(request(dir.path(), "needle")).await;
+    assert_eq!(rows, ["a/file.txt:1: needle"]);
+    let entries = found(dir.path(), "*").await;
+    assert_eq!(entries, ["a/", "a/file.txt", "a/up", "self"]);
+    assert!(started.elapsed() < Duration::from_secs(5));
+}
+
+#[tokio::test]
+async fn nearby_context_windows_merge_without_duplicate_rows() {
+    let dir = TempDir::new().unwrap();
+    let text: String = (1..=12).map(|n| format!("line {n}\n")).collect();
+    write(dir.path(), "f.txt", text.as_bytes());
+    let mut req = request(dir.path(), "^line (4|6|11)$");
+    req.context = 2;
+    let rows = grep_rows(req).await;
+    assert_eq!(
+        rows,
+        [
+            "f.txt-2- line 2",
+            "f.txt-3- line 3",
+            "f.txt:4: line 4",
+            "f.txt-5- line 5",
+            "f.txt:6: line 6",
+            "f.txt-7- line 7",
+            "f.txt-8- line 8",
+            "f.txt-9- line 9",
+            "f.txt-10- line 10",
+            "f.txt:11: line 11",
+            "f.txt-12- line 12",
+        ]
+    );
+}
+
+#[tokio::test]
+async fn the_limit_keeps_the_after_context_of_the_last_match() {
+    let dir = TempDir::new().unwrap();
+    write(dir.path(), "f.txt", b"a\nneedle 1\nb\nc\nneedle 2\n");
+    let mut req = request(dir.path(), "needle");
+    req.context = 1;
+    req.limit = 1;
+    let output = grep(req).await.unwrap();
+    assert!(output.limit_reached);
+    assert_eq!(output.match_count, 1);
+    let lines: Vec<u64> = output.lines.iter().map(|l| l.line_number).collect();
+    assert_eq!(lines, [1, 2, 3]);
+}
+
+#[tokio::test]
+async fn glob_filters_by_name_at_any_depth_or_by_path() {
+    let dir = TempDir::new().unwrap();
+    write(dir.path(), "a.ts", b"needle\n");
+    write(dir.path(), "src/deep/b.ts", b"needle\n");
+    write(dir.path(), "src/deep/b.spec.ts", b"needle\n");
+    write(dir.path(), "src/c.js", b"needle\n");
+    let mut req = request(dir.path(), "needle");
+    req.glob = Some("*.ts".into());
+    let rows = grep_rows(req.clone()).await;
+    assert_eq!(
+        rows,
+        [
+            "a.ts:1: needle",
+            "src/deep/b.spec.ts:1: needle",
+            "src/deep/b.ts:1: needle"
+        ]
+    );
+    req.glob = Some("src/**/*.spec.ts".into());
+    assert_eq!(grep_rows(req).await, ["src/deep/b.spec.ts:1: needle"]);
+}
+
+#[tokio::test]
+async fn ignore_case_literal_and_dash_patterns_match_as_asked() {
+    let dir = TempDir::new().unwrap();
+    write(dir.path(), "f.txt", b"Needle\naxb\na.b\nrun -v now\n");
+    let mut req = request(dir.path(), "needle");
+    assert!(grep_rows(req.clone()).await.is_empty());
+    req.ignore_case = true;
+    assert_eq!(grep_rows(req).await, ["f.txt:1: Needle"]);
+
+    let mut req = request(dir.path(), "a.b");
+    assert_eq!(grep_rows(req.clone()).await.len(), 2);
+    req.literal = true;
+    assert_eq!(grep_rows(req).await, ["f.txt:3: a.b"]);
+
+    let req = request(dir.path(), "-v");
+    assert_eq!(grep_rows(req).await, ["f.txt:4: run -v now"]);
+}
+
+#[tokio::test]
+async fn an_invalid_regex_is_one_line_naming_the_problem() {
+    let dir = TempDir::new().unwrap();
+    let error = grep(request(dir.path(), "foo(")).await.unwrap_err();
+    let SearchError::InvalidPattern(message) = &error else {
+        panic!("{error:?}");
+    };
+    assert!(message.contains("unclosed group"), "{message}");
+    assert!(!error.to_string().contains('\n'), "{error}");
+}
+
+#[tokio::test]
+async fn a_missing_root_is_not_found() {
+    let dir = TempDir::new().unwrap();
+    let missing = dir.path().join("nope");
+    let error = grep(request(&missing, "x")).await.unwrap_err();
+    assert!(
+        matches!(&error, SearchError::NotFound(path) if path == &missing),
+        "{error:?}"
+    );
+    let error = find(&missing, "*", 10).await.unwrap_err();
+    assert!(matches!(error, SearchError::NotFound(_)), "{error:?}");
+}
+
+#[tokio::test]
+async fn a_single_file_root_shows_the_file_name() {
+    let dir = TempDir::new().unwrap();
+    write(dir.path(), "sub/only.txt", b"x\nneedle\n");
+    let rows = grep_rows(request(&dir.path().join("sub/only.txt"), "needle")).await;
+    assert_eq!(rows, ["only.txt:2: needle"]);
+}
+
+#[tokio::test]
+async fn the_limit_takes_the_first_matches_in_path_order_every_time() {
+    let dir = TempDir::new().unwrap();
+    for top in ["b", "a", "c"] {
+        for file in 0..40 {
+            write(
+                dir.path(),
+                &format!("{top}/{file:02}.txt"),
+                b"needle\nneedle\n",
+            );
+        }
+    }
+    write(dir.path(), "a.txt", b"needle\n");
+    let mut req = request(dir.path(), "needle");
+    req.limit = 5;
+    let first = grep(req.clone()).await.unwrap();
+    assert!(first.limit_reached);
+    assert_eq!(first.match_count, 5);
+    let rows: Vec<String> = first
+        .lines
+        .iter()
+        .map(|l| format!("{}:{}", l.path, l.line_number))
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            "a/00.txt:1",
+            "a/00.txt:2",
+            "a/01.txt:1",
+            "a/01.txt:2",
+            "a/02.txt:1"
+        ]
+    );
+    for _ in 0..5 {
+        assert_eq!(grep(req.clone()).await.unwrap(), first);
+    }
+    req.limit = 1000;
+    let all = grep(req).await.unwrap();
+    assert!(!all.limit_reached);
+    assert_eq!(all.match_count, 241);
+    assert_eq!(all.lines[80].path, "a.txt");
+}
+
+/// Bytes this process has read through `read(2)` so far.
+fn bytes_read_by_this_process() -> u64 {
+    let io = fs::read_to_string("/proc/self/io").unwrap();
+    io.lines()
+        .find_map(|line| line.strip_prefix("rchar: "))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_one_gib_file_with_an_early_match_returns_at_once_without_reading_it() {
+    let dir = TempDir::new().unwrap();
+    let path = dir.path().join("huge.txt");
+    {
+        let mut file = fs::File::create(&path).unwrap();
+        let chunk =
+            "filler text without the word, just a source-like line of code;\n".repeat(16_384);
+        file.write_all(b"first line\nneedle here\n").unwrap();
+        let mut written = 0u64;
+        while written < 1 << 30 {
+            file.write_all(chunk.as_bytes()).unwrap();
+            written += chunk.len() as u64;
+        }
+        file.write_all(b"needle at the end\n").unwrap();
+    }
+    let mut req = request(dir.path(), "needle");
+    req.limit = 1;
+    let before = bytes_read_by_this_process();
+    let started = Instant::now();
+    let output = grep(req).await.unwrap();
+    let elapsed = started.elapsed();
+    let read = bytes_read_by_this_process() - before;
+    drop(dir);
+    assert_eq!(output.match_count, 1);
+    assert!(output.limit_reached);
+    assert_eq!(output.lines[0].text, "needle here");
+    assert!(elapsed < Duration::from_secs(5), "{elapsed:?}");
+    // Other tests run in this process, but they read kilobytes, not 64 MiB.
+    assert!(read < 64 << 20, "read {read} bytes");
+}
+
+#[tokio::test]
+async fn a_cancelled_search_reports_cancelled() {
+    let dir = ignore_tree();
+    let cancel = CancellationToken::new();
+    cancel.cancel();
+    let error = LocalEnv::new()
+        .grep(request(dir.path(), "needle"), cancel)
+        .await
+        .unwrap_err();
+    assert!(matches!(error, SearchError::Cancelled));
+}
+
+#[tokio::test]
+async fn find_matches_path_globs() {
+    let dir = TempDir::new().unwrap();
+    let root = dir.path();
+    for file in [
+        "src/a.spec.ts",
+        "src/x/b.spec.ts",
+        "src/x/c.ts",
+        "pkg/src/d.spec.ts",
+        "some/dir/e.txt",
+        "some/dir/f/g.txt",
+        "q/parent/child/h.txt",
+        "q/parent/child/i/j.txt",
+    ] {
+        write(root, file, b"");
+    }
+    assert_eq!(
+        found(root, "src/**/*.spec.ts").await,
+        ["pkg/src/d.spec.ts", "src/a.spec.ts", "src/x/b.spec.ts"]
+    );
+    assert_eq!(
+        found(root, "some/dir/**").await,
+        ["some/dir/e.txt", "some/dir/f/", "some/dir/f/g.txt"]
+    );
+    assert_eq!(
+        found(root, "**/parent/child/*").await,
+        ["q/parent/child/h.txt", "q/parent/child/i/"]
+    );
+    assert_eq!(found(root, "*.ts").await.len(), 4);
+}
+
+#[tokio::test]
+async fn find_applies_nested_gitignore_hierarchically_and_lists_hidden_files() {
+    let dir = ignore_tree();
+    assert_eq!(
+        found(dir.path(), "*").await,
+        [
+            ".env",
+            ".gitignore",
+            ".hidden/",
+            ".hidden/inside.txt",
+            ".ignore",
+            "a/",
+            "a/.gitignore",
+            "a/kept.txt",
+            "b/",
+            "b/secret.txt",
+        ]
+    );
+}
+
+#[tokio::test]
+async fn find_stops_at_the_limit_with_the_first_paths_in_order() {
+    let dir = TempDir::new().unwrap();
+    for n in 0..50 {
+        write(dir.path(), &format!("d{}/f{n:02}.txt", n % 3), b"");
+    }
+    let output = find(dir.path(), "*.txt", 4).await.unwrap();
+    assert!(output.limit_reached);
+    let paths: Vec<&str> = output.entries.iter().map(|e| e.path.as_str()).collect();
+    assert_eq!(
+        paths,
+        ["d0/f00.txt", "d0/f03.txt", "d0/f06.txt", "d0/f09.txt"]
+    );
+    let exact = find(dir.path(), "*.txt", 50).await.unwrap();
+    assert!(!exact.limit_reached);
+    assert_eq!(exact.entries.len(), 50);
+}
+
+#[tokio::test]
+async fn find_reports_an_invalid_glob() {
+    let dir = TempDir::new().unwrap();
+    let error = find(dir.path(), "[abc", 10).await.unwrap_err();
+    assert!(matches!(error, SearchError::InvalidGlob(_)), "{error:?}");
+    assert!(!error.to_string().contains('\n'));
+}

@@ -1,0 +1,190 @@
+//! [`PithServer`]: the MCP handler for one connection.
+
+use std::time::Duration;
+
+use pith_tools::{CallOptions, Session, ToolSet};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, ErrorCode,
+    Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
+    Tool,
+};
+use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::{ErrorData as McpError, Peer, RoleServer, ServerHandler};
+use serde_json::Value;
+use tokio::sync::OnceCell;
+
+use crate::progress::Progress;
+use crate::{convert, roots};
+
+/// How long the server waits for the client to answer `roots/list`.
+const ROOTS_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The pith tools as an MCP server, for one connection: one [`Session`] (the overwrite
+/// policy's read tracking), created when the client has initialised, in the client's
+/// first root when it offers MCP roots.
+pub struct PithServer {
+    base: ToolSet,
+    tools: Vec<Tool>,
+    info: ServerConfig,
+    session: OnceCell<Session>,
+}
+
+impl PithServer {
+    /// A server over `toolset` (its working directory applies unless the client offers
+    /// roots).
+    pub fn new(toolset: ToolSet) -> PithServer {
+        let tools = toolset
+            .definitions()
+            .into_iter()
+            .map(convert::tool)
+            .collect();
+        let info = ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("pith", env!("CARGO_PKG_VERSION")))
+            .with_instructions(instructions(&toolset));
+        PithServer {
+            base: toolset,
+            tools,
+            info,
+            session: OnceCell::new(),
+        }
+    }
+
+    /// The connection's session, opened on first use.
+    async fn session(&self, peer: &Peer<RoleServer>) -> &Session {
+        self.session.get_or_init(|| self.open_session(peer)).await
+    }
+
+    async fn open_session(&self, peer: &Peer<RoleServer>) -> Session {
+        match self.client_workspace(peer).await {
+            Some(workspace) => {
+                tracing::info!(
+                    "working directory from MCP roots: {}",
+                    workspace.cwd.display()
+                );
+                roots::toolset_for(&self.base, &workspace).session()
+            }
+            None => self.base.session(),
+        }
+    }
+
+    /// The workspace the client's roots describe, when it offers roots.
+    async fn client_workspace(&self, peer: &Peer<RoleServer>) -> Option<roots::ClientWorkspace> {
+        let offers_roots = peer
+            .peer_info()
+            .is_some_and(|info| info.capabilities.roots.is_some());
+        if !offers_roots {
+            return None;
+        }
+        #[expect(
+            deprecated,
+            reason = "roots are deprecated by SEP-2577 but clients still offer them"
+        )]
+        let request = peer.list_roots();
+        match tokio::time::timeout(ROOTS_TIMEOUT, request).await {
+            Ok(Ok(result)) => roots::client_workspace(&self.base, &root_uris(result)).await,
+            Ok(Err(error)) => {
+                tracing::warn!("roots/list failed: {error}");
+                None
+            }
+            Err(_) => {
+                tracing::warn!("roots/list got no answer in {ROOTS_TIMEOUT:?}");
+                None
+            }
+        }
+    }
+}
+
+#[expect(
+    deprecated,
+    reason = "roots are deprecated by SEP-2577 but clients still offer them"
+)]
+fn root_uris(result: rmcp::model::ListRootsResult) -> Vec<String> {
+    result.roots.into_iter().map(|root| root.uri).collect()
+}
+
+impl std::fmt::Debug for PithServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PithServer")
+            .field("toolset", &self.base)
+            .finish()
+    }
+}
+
+/// What the client (and its model) is told about the server.
+fn instructions(toolset: &ToolSet) -> String {
+    let definitions = toolset.definitions();
+    let names: Vec<&str> = definitions.iter().map(|d| d.name).collect();
+    let mut text = format!(
+        "pith: tools for working on a code base ({}). Relative paths resolve against the \
+         working directory: the client's first MCP root, else {}.",
+        names.join(", "),
+        toolset.cwd().display()
+    );
+    for definition in definitions {
+        text.push_str(&format!(
+            "\n- {}: {}",
+            definition.name, definition.prompt_snippet
+        ));
+    }
+    text
+}
+
+impl ServerHandler for PithServer {
+    fn get_info(&self) -> ServerConfig {
+        self.info.clone()
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        Ok(ListToolsResult::with_all_items(self.tools.clone()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let session = self.session(&context.peer).await;
+        // Arguments are validated by the tool (errors name the field), not by rmcp.
+        let args = Value::Object(request.arguments.unwrap_or_default());
+        let progress = context
+            .meta
+            .get_progress_token()
+            .map(|token| Progress::start(context.peer.clone(), token));
+        let options = CallOptions {
+            cancel: context.ct.clone(),
+            updates: progress.as_ref().map(Progress::updates),
+        };
+        let result = session.call(&request.name, args, options).await;
+        if let Some(progress) = progress {
+            progress.finish().await;
+        }
+        Ok(convert::call_result(result).into())
+    }
+
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, McpError> {
+        Err(McpError::new(
+            ErrorCode::METHOD_NOT_FOUND,
+            format!("Method not found: {}", request.method),
+            None,
+        ))
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        // Ask for the roots now, so the first call does not wait for them.
+        let _ = self.session(&context.peer).await;
+    }
+
+    async fn on_roots_list_changed(&self, _context: NotificationContext<RoleServer>) {
+        // The working directory stays for the connection (a session's cwd is fixed); the
+        // safety issue will refresh the allowed roots here.
+        tracing::info!("the client's roots changed; the working directory stays");
+    }
+}

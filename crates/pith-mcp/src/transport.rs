@@ -1,0 +1,176 @@
+//! [`LineTransport`]: JSON-RPC messages, one per line, over any byte streams.
+//!
+//! rmcp's own stream transport silently skips a line that is not JSON. pith answers it
+//! with a JSON-RPC parse error (`-32700`, id `null`), and a JSON request it cannot
+//! understand with an invalid-request error carrying the request's id, so a client that
+//! sent garbage learns about it; either way the server keeps serving.
+
+use std::future::Future;
+use std::io;
+use std::sync::Arc;
+
+use rmcp::RoleServer;
+use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::Transport;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::sync::Mutex;
+
+/// JSON-RPC code: the line is not JSON.
+const PARSE_ERROR: i64 = -32700;
+/// JSON-RPC code: JSON, but not a request this server understands.
+const INVALID_REQUEST: i64 = -32600;
+
+/// A server-side MCP transport over newline-delimited JSON (the stdio transport of the
+/// spec), for any `AsyncRead` / `AsyncWrite` pair.
+pub struct LineTransport<R, W> {
+    read: BufReader<R>,
+    /// The line being read; kept across cancelled `receive` calls so no bytes are lost.
+    line: Vec<u8>,
+    write: Arc<Mutex<W>>,
+}
+
+impl<R, W> LineTransport<R, W>
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    /// A transport reading requests from `read` and writing responses to `write`.
+    pub fn new(read: R, write: W) -> LineTransport<R, W> {
+        LineTransport {
+            read: BufReader::new(read),
+            line: Vec::new(),
+            write: Arc::new(Mutex::new(write)),
+        }
+    }
+
+    /// Answers a line that is not a valid message, from a task of its own (so a
+    /// cancelled `receive` can never leave half a reply on the stream).
+    fn reply_error(&self, id: Value, code: i64, message: String) {
+        let reply =
+            json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}});
+        let write = self.write.clone();
+        tokio::spawn(async move {
+            if let Err(error) = write_line(&write, reply.to_string().into_bytes()).await {
+                tracing::warn!("could not send an error reply: {error}");
+            }
+        });
+    }
+
+    /// Handles one complete line: a message to deliver, or `None` after replying to it.
+    fn decode(&self, line: &[u8]) -> Option<RxJsonRpcMessage<RoleServer>> {
+        let error = match serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(line) {
+            Ok(message) => return Some(message),
+            Err(error) => error,
+        };
+        let Ok(value) = serde_json::from_slice::<Value>(line) else {
+            tracing::debug!("unparsable message: {error}");
+            self.reply_error(Value::Null, PARSE_ERROR, format!("Parse error: {error}"));
+            return None;
+        };
+        match value.get("id") {
+            // A notification gets no reply, even a broken one.
+            None if value.get("method").is_some() => {
+                tracing::debug!("ignoring a notification it cannot read: {error}");
+            }
+            id => {
+                let id = id.cloned().unwrap_or(Value::Null);
+                tracing::debug!("invalid request {id}: {error}");
+                self.reply_error(id, INVALID_REQUEST, format!("Invalid request: {error}"));
+            }
+        }
+        None
+    }
+}
+
+async fn write_line<W: AsyncWrite + Unpin>(write: &Mutex<W>, mut bytes: Vec<u8>) -> io::Result<()> {
+    bytes.push(b'\n');
+    let mut write = write.lock().await;
+    write.write_all(&bytes).await?;
+    write.flush().await
+}
+
+/// The line without its line ending and without a leading UTF-8 BOM.
+fn trim_line(line: &[u8]) -> &[u8] {
+    let line = line.strip_suffix(b"\n").unwrap_or(line);
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line)
+}
+
+impl<R, W> Transport<RoleServer> for LineTransport<R, W>
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    type Error = io::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleServer>,
+    ) -> impl Future<Output = Result<(), io::Error>> + Send + 'static {
+        let write = self.write.clone();
+        async move { write_line(&write, serde_json::to_vec(&item)?).await }
+    }
+
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
+        loop {
+            // `read_until` appends to `self.line`, so a cancelled call resumes the line.
+            match self.read.read_until(b'\n', &mut self.line).await {
+                Ok(0) if self.line.is_empty() => return None,
+                Ok(_) => {}
+                Err(error) => {
+                    tracing::error!("reading a message failed: {error}");
+                    return None;
+                }
+            }
+            let line = std::mem::take(&mut self.line);
+            let message = trim_line(&line);
+            if message.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            if let Some(message) = self.decode(message) {
+                return Some(message);
+            }
+        }
+    }
+
+    async fn close(&mut self) -> Result<(), io::Error> {
+        let mut write = self.write.lock().await;
+        write.flush().await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::AsyncReadExt;
+
+    #[tokio::test]
+    async fn answers_a_line_that_is_not_json_and_keeps_reading() {
+        let input = b"{nope\n\n{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n".to_vec();
+        let (writer, mut peer) = tokio::io::duplex(4096);
+        let mut transport = LineTransport::new(std::io::Cursor::new(input), writer);
+        let message = transport.receive().await.unwrap();
+        assert_eq!(serde_json::to_value(message).unwrap()["method"], "ping");
+        assert!(transport.receive().await.is_none());
+        let mut reply = vec![0_u8; 4096];
+        let length = peer.read(&mut reply).await.unwrap();
+        let reply: Value = serde_json::from_slice(&reply[..length]).unwrap();
+        assert_eq!(reply["id"], Value::Null);
+        assert_eq!(reply["error"]["code"], PARSE_ERROR);
+    }
+
+    #[tokio::test]
+    async fn answers_an_unreadable_request_with_its_id() {
+        let input =
+            b"{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":5}\n".to_vec();
+        let (writer, mut peer) = tokio::io::duplex(4096);
+        let mut transport = LineTransport::new(std::io::Cursor::new(input), writer);
+        assert!(transport.receive().await.is_none());
+        let mut reply = vec![0_u8; 4096];
+        let length = peer.read(&mut reply).await.unwrap();
+        let reply: Value = serde_json::from_slice(&reply[..length]).unwrap();
+        assert_eq!(reply["id"], 7);
+        assert_eq!(reply["error"]["code"], INVALID_REQUEST);
+    }
+}

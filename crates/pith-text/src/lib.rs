@@ -1,0 +1,65 @@
+//! The pure text engine of pith: everything the tools do to text, with no I/O and no async.
+//!
+//! Every function is total: any input, however hostile, yields a value or a typed error,
+//! never a panic.
+//!
+//! - **Truncation** ([`truncate_head`], [`truncate_tail`] → [`Truncation`]): cut tool output
+//!   to [`TruncationLimits`] (2000 lines / 50 KiB by default) on character boundaries, with
+//!   the metadata tools report. Also [`count_lines`], [`format_size`], [`clip_line`] and
+//!   [`similar_names`] for "did you mean" hints.
+//! - **Normalisation** ([`normalize_for_fuzzy`] → [`Normalized`]): NFKC, trailing
+//!   whitespace, quotes, dashes and special spaces folded, with an offset map back to the
+//!   exact original bytes.
+//! - **The edit engine** ([`apply_edits`] → [`EditOutcome`] or [`EditError`]): each
+//!   [`Edit`] must match exactly once, on a ladder of [`MatchTier`]s (exact, normalised,
+//!   whitespace-insensitive with re-indentation); only the matched bytes change, line
+//!   endings and a BOM are kept, and errors render into messages that tell the model what
+//!   to do next.
+//! - **Diffs** ([`display_diff`] → [`DisplayDiff`], [`unified_patch`]): a numbered diff for
+//!   display and a unified patch that `patch` and `git apply` accept.
+//!
+//! # Example
+//!
+//! ```
+//! use pith_text::{Edit, MatchTier, apply_edits, display_diff};
+//!
+//! // A tab-indented file, and an edit written with spaces and a curly-quote-free string.
+//! let file = "func main() {\r\n\tif ok {\r\n\t\tprintln(\"hi\")\r\n\t}\r\n}\r\n";
+//! let edit = Edit {
+//!     old_text: "    if ok {\n        println(\"hi\")\n    }".to_owned(),
+//!     new_text: "    if ok {\n        println(\"hello\")\n    }".to_owned(),
+//! };
+//! let outcome = apply_edits(file, &[edit])?;
+//! assert_eq!(outcome.matches[0].tier, MatchTier::Whitespace);
+//! // Tabs and CRLF endings are kept.
+//! assert_eq!(outcome.file_text, "func main() {\r\n\tif ok {\r\n\t\tprintln(\"hello\")\r\n\t}\r\n}\r\n");
+//!
+//! let diff = display_diff(&outcome.old_content, &outcome.new_content, 4);
+//! assert_eq!(diff.first_changed_line, Some(3));
+//! # Ok::<(), pith_text::EditError>(())
+//! ```
+//!
+//! # Performance
+//!
+//! PERFORMANCE_PLACEHOLDER
+
+mod closest;
+mod diff;
+mod edit;
+mod error;
+mod lines;
+mod names;
+mod normalize;
+mod search;
+mod truncate;
+mod whitespace;
+
+pub use diff::{DisplayDiff, display_diff, unified_patch};
+pub use edit::{Edit, EditMatch, EditOutcome, MatchTier, apply_edits};
+pub use error::{ClosestFragment, EditError};
+pub use names::similar_names;
+pub use normalize::{Normalized, normalize_for_fuzzy};
+pub use truncate::{
+    DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, MAX_LINE_CHARS, TruncatedBy, Truncation,
+    TruncationLimits, clip_line, count_lines, format_size, truncate_head, truncate_tail,
+};

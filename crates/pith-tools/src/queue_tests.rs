@@ -1,0 +1,93 @@
+use std::sync::Mutex as StdMutex;
+use std::time::Duration;
+
+use pith_env::LocalEnv;
+
+use super::*;
+
+fn real(path: &Path) -> PathBuf {
+    std::fs::canonicalize(path).unwrap()
+}
+
+#[tokio::test]
+async fn symlink_aliases_share_a_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("file.txt");
+    std::fs::write(&file, "x").unwrap();
+    std::os::unix::fs::symlink(&file, dir.path().join("alias.txt")).unwrap();
+    let fs = LocalEnv::new();
+    let direct = queue_key(&fs, &file).await.unwrap();
+    let alias = queue_key(&fs, &dir.path().join("alias.txt")).await.unwrap();
+    assert_eq!(direct, alias);
+    assert_eq!(direct, real(&file));
+}
+
+#[tokio::test]
+async fn new_files_through_a_symlinked_directory_share_a_key() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("target")).unwrap();
+    std::os::unix::fs::symlink(dir.path().join("target"), dir.path().join("alias")).unwrap();
+    let fs = LocalEnv::new();
+    let through_alias = queue_key(&fs, &dir.path().join("alias/new/deep.txt"))
+        .await
+        .unwrap();
+    let direct = queue_key(&fs, &dir.path().join("target/new/deep.txt"))
+        .await
+        .unwrap();
+    assert_eq!(through_alias, direct);
+    assert_eq!(direct, real(&dir.path().join("target")).join("new/deep.txt"));
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn serves_one_file_in_arrival_order_and_forgets_idle_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("f.txt");
+    let queue = Arc::new(MutationQueue::new());
+    let order = Arc::new(StdMutex::new(Vec::new()));
+    let mut tasks = Vec::new();
+    for index in 0..20 {
+        let (queue, order, file) = (queue.clone(), order.clone(), file.clone());
+        tasks.push(tokio::spawn(async move {
+            let _guard = queue.lock(&LocalEnv::new(), &file).await.unwrap();
+            order.lock().unwrap().push(index);
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }));
+    }
+    for task in tasks {
+        task.await.unwrap();
+    }
+    assert_eq!(*order.lock().unwrap(), (0..20).collect::<Vec<_>>());
+    assert_eq!(queue.active_keys(), 0);
+}
+
+#[tokio::test]
+async fn different_files_do_not_wait_for_each_other() {
+    let dir = tempfile::tempdir().unwrap();
+    let queue = MutationQueue::new();
+    let fs = LocalEnv::new();
+    let _a = queue.lock(&fs, &dir.path().join("a")).await.unwrap();
+    let b_path = dir.path().join("b");
+    let b = tokio::time::timeout(Duration::from_secs(5), queue.lock(&fs, &b_path));
+    assert!(b.await.is_ok(), "b must not wait for a");
+    assert_eq!(queue.active_keys(), 1, "b's guard was dropped");
+}
+
+#[tokio::test]
+async fn a_cancelled_waiter_neither_jumps_the_queue_nor_leaks_its_entry() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("f");
+    let queue = MutationQueue::new();
+    let fs = LocalEnv::new();
+    let first = queue.lock(&fs, &file).await.unwrap();
+    // A waiter that gives up: its future is dropped while queued.
+    let gave_up = tokio::time::timeout(Duration::from_millis(20), queue.lock(&fs, &file)).await;
+    assert!(gave_up.is_err());
+    // The next waiter still waits for the holder.
+    let next = tokio::time::timeout(Duration::from_millis(50), queue.lock(&fs, &file)).await;
+    assert!(next.is_err(), "the lock is still held");
+    drop(first);
+    let after = queue.lock(&fs, &file).await.unwrap();
+    assert_eq!(after.key(), real(dir.path()).join("f"));
+    drop(after);
+    assert_eq!(queue.active_keys(), 0);
+}

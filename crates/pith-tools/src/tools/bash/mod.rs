@@ -1,0 +1,357 @@
+//! `bash`: run a command in its own process group with bounded output.
+//!
+//! The command runs through the exec port (`context.env.exec`): a new process
+//! group, stdin from `/dev/null`, the tree killed on timeout or cancel. Output
+//! goes through [`output::OutputAccumulator`]: a streaming UTF-8 decoder, a
+//! rolling tail in memory and, past 2000 lines or 50 KiB, the whole raw output
+//! in a `pith-bash-<16 hex>.log` file.
+
+mod decode;
+mod output;
+mod shell;
+
+use std::ffi::OsString;
+use std::fmt;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use pith_env::{ExecError, ExecOutcome, ExecRequest, OutputStream, Termination};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+use tokio_util::sync::CancellationToken;
+
+use self::output::{OutputAccumulator, Snapshot};
+use super::{Describe, define};
+use crate::{
+    Content, Tool, ToolAnnotations, ToolContext, ToolDefinition, ToolError, ToolResult, ToolUpdate,
+    UpdateFn, parse_args,
+};
+
+/// Streaming updates are sent at most this often.
+const UPDATE_INTERVAL: Duration = Duration::from_millis(100);
+/// Prefix of the full-output file's name.
+const LOG_PREFIX: &str = "pith-bash-";
+
+/// What is about to be spawned; a [`SpawnHook`] may rewrite it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SpawnRequest {
+    /// The command line given to the shell's `-c` (command prefix included).
+    pub command: String,
+    /// The working directory.
+    pub cwd: PathBuf,
+    /// Variables set on top of the inherited environment (`PITH_SESSION_ID`, ...).
+    pub env: Vec<(String, String)>,
+}
+
+/// Rewrites a [`SpawnRequest`] before the command is spawned.
+pub type SpawnHook = Arc<dyn Fn(&mut SpawnRequest) + Send + Sync>;
+
+/// Options of the `bash` tool.
+#[derive(Clone)]
+#[non_exhaustive]
+pub struct BashConfig {
+    /// The shell to run (must exist). Default: `/bin/bash`, `bash` on `PATH`, `sh`.
+    pub shell: Option<PathBuf>,
+    /// Lines run before every command (joined to it with a newline), e.g.
+    /// `shopt -s expand_aliases`.
+    pub command_prefix: Option<String>,
+    /// Environment variables the host gives every command (e.g. `PITH_*` names).
+    pub env: Vec<(String, String)>,
+    /// Where full-output files go. Default: the system temporary directory.
+    pub spill_dir: PathBuf,
+    /// Rewrites command, working directory and environment before spawn.
+    pub spawn_hook: Option<SpawnHook>,
+}
+
+impl Default for BashConfig {
+    fn default() -> BashConfig {
+        BashConfig {
+            shell: None,
+            command_prefix: None,
+            env: Vec::new(),
+            spill_dir: std::env::temp_dir(),
+            spawn_hook: None,
+        }
+    }
+}
+
+impl fmt::Debug for BashConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BashConfig")
+            .field("shell", &self.shell)
+            .field("command_prefix", &self.command_prefix)
+            .field("env", &self.env)
+            .field("spill_dir", &self.spill_dir)
+            .field(
+                "spawn_hook",
+                &self.spawn_hook.as_ref().map(|_| "Fn(&mut SpawnRequest)"),
+            )
+            .finish()
+    }
+}
+
+/// Arguments of `bash`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub(crate) struct BashArgs {
+    /// Bash command to execute
+    command: String,
+    /// Timeout in seconds (optional, no default timeout)
+    timeout: Option<f64>,
+}
+
+pub(crate) struct BashTool {
+    definition: ToolDefinition,
+}
+
+impl BashTool {
+    pub(crate) fn new() -> BashTool {
+        BashTool {
+            definition: define::<BashArgs>(Describe {
+                name: "bash",
+                title: "Run shell command",
+                description: "Execute a bash command in the current working directory. Returns stdout and stderr. Output is truncated to last 2000 lines or 50KB (whichever is hit first). If truncated, full output is saved to a temp file. Optionally provide a timeout in seconds.",
+                prompt_snippet: "Execute bash commands (ls, grep, find, etc.)",
+                prompt_guidelines: &[],
+                annotations: ToolAnnotations {
+                    read_only: false,
+                    destructive: true,
+                    idempotent: false,
+                },
+            }),
+        }
+    }
+}
+
+#[async_trait]
+impl Tool for BashTool {
+    fn definition(&self) -> &ToolDefinition {
+        &self.definition
+    }
+
+    async fn execute(
+        &self,
+        args: Value,
+        context: &ToolContext,
+        cancel: CancellationToken,
+    ) -> ToolResult {
+        let args: BashArgs = match parse_args("bash", &self.definition.input_schema, args) {
+            Ok(args) => args,
+            Err(error) => return ToolError::from(error).into(),
+        };
+        let timeout = match shell::timeout(args.timeout) {
+            Ok(timeout) => timeout,
+            Err(message) => return ToolResult::error(message),
+        };
+        if cancel.is_cancelled() {
+            return ToolResult::error("Command aborted");
+        }
+        let config = &context.config.bash;
+        let shell = match shell::select(context.env.fs.as_ref(), config.shell.as_deref()).await {
+            Ok(shell) => shell,
+            Err(message) => return ToolResult::error(message),
+        };
+        let spawn = spawn_request(args.command, context);
+        let mut request = ExecRequest::new(
+            shell,
+            vec![OsString::from("-c"), OsString::from(spawn.command)],
+            spawn.cwd,
+        );
+        request.env = spawn
+            .env
+            .into_iter()
+            .map(|(key, value)| (OsString::from(key), OsString::from(value)))
+            .collect();
+        request.timeout = timeout;
+        request.sandbox = context.config.sandbox.clone();
+        let (outcome, snapshot) = run(context, request, cancel).await;
+        match outcome {
+            Ok(outcome) => finish(outcome, &snapshot, args.timeout),
+            Err(error) => ToolResult::error(exec_error_message(&error)),
+        }
+    }
+}
+
+/// Applies the command prefix, the environment and the spawn hook.
+fn spawn_request(command: String, context: &ToolContext) -> SpawnRequest {
+    let config = &context.config.bash;
+    let command = match config.command_prefix.as_deref() {
+        Some(prefix) if !prefix.is_empty() => format!("{prefix}\n{command}"),
+        _ => command,
+    };
+    let mut env = vec![(
+        "PITH_SESSION_ID".to_owned(),
+        context.session.id().to_owned(),
+    )];
+    env.extend(config.env.iter().cloned());
+    let mut spawn = SpawnRequest {
+        command,
+        cwd: context.cwd.clone(),
+        env,
+    };
+    if let Some(hook) = &config.spawn_hook {
+        hook(&mut spawn);
+    }
+    spawn
+}
+
+/// The accumulator and the update throttle, shared by the sink and the ticker.
+struct Shared {
+    output: OutputAccumulator,
+    dirty: bool,
+    last_update: Instant,
+}
+
+struct Progress {
+    shared: Mutex<Shared>,
+    updates: Option<UpdateFn>,
+}
+
+impl Progress {
+    fn lock(&self) -> MutexGuard<'_, Shared> {
+        self.shared.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Sends the current tail if something changed and (unless `force`) the
+    /// last update is at least [`UPDATE_INTERVAL`] old.
+    fn maybe_update(&self, shared: &mut Shared, force: bool) {
+        let Some(updates) = &self.updates else {
+            return;
+        };
+        if !shared.dirty || (!force && shared.last_update.elapsed() < UPDATE_INTERVAL) {
+            return;
+        }
+        shared.dirty = false;
+        shared.last_update = Instant::now();
+        let snapshot = shared.output.snapshot(true);
+        let details = details(&snapshot, None);
+        updates(ToolUpdate {
+            content: vec![Content::text(snapshot.content)],
+            details: (!details.is_empty()).then_some(Value::Object(details)),
+        });
+    }
+}
+
+/// Runs the request, streaming throttled updates; returns the outcome and the final snapshot.
+async fn run(
+    context: &ToolContext,
+    request: ExecRequest,
+    cancel: CancellationToken,
+) -> (Result<ExecOutcome, ExecError>, Snapshot) {
+    let exec = context.env.exec.clone();
+    let spill_dir = context.config.bash.spill_dir.clone();
+    let open_log = Box::new(move || exec.create_output_log(&spill_dir, LOG_PREFIX));
+    let progress = Progress {
+        shared: Mutex::new(Shared {
+            output: OutputAccumulator::new(open_log),
+            dirty: false,
+            last_update: Instant::now(),
+        }),
+        updates: context.updates.clone(),
+    };
+    context.update(ToolUpdate {
+        content: Vec::new(),
+        details: None,
+    });
+    let mut sink = |_: OutputStream, bytes: &[u8]| {
+        let mut shared = progress.lock();
+        shared.output.push(bytes);
+        shared.dirty = true;
+        progress.maybe_update(&mut shared, false);
+    };
+    let ticker = async {
+        if progress.updates.is_none() {
+            return std::future::pending().await;
+        }
+        loop {
+            tokio::time::sleep(UPDATE_INTERVAL).await;
+            progress.maybe_update(&mut progress.lock(), false);
+        }
+    };
+    let outcome = tokio::select! {
+        outcome = context.env.exec.exec(request, &mut sink, cancel) => outcome,
+        () = ticker => unreachable!("the ticker never ends"),
+    };
+    let mut shared = progress.lock();
+    shared.output.finish();
+    progress.maybe_update(&mut shared, true);
+    let snapshot = shared.output.snapshot(true);
+    (outcome, snapshot)
+}
+
+/// The result for a command that ran.
+fn finish(outcome: ExecOutcome, snapshot: &Snapshot, timeout: Option<f64>) -> ToolResult {
+    let code = outcome.status.code();
+    let details = Value::Object(details(snapshot, Some(code)));
+    let mut shown = snapshot.content.clone();
+    if let Some(notice) = snapshot.notice() {
+        shown.push_str("\n\n");
+        shown.push_str(&notice);
+    }
+    let failure = match outcome.termination {
+        Termination::Exited if code == 0 => None,
+        Termination::Exited => Some(format!("Command exited with code {code}")),
+        Termination::TimedOut => Some(format!(
+            "Command timed out after {} seconds",
+            shell::format_seconds(timeout.unwrap_or_default())
+        )),
+        Termination::Cancelled => Some("Command aborted".to_owned()),
+    };
+    let empty = snapshot.content.is_empty() && !snapshot.is_cut();
+    match failure {
+        None if empty => ToolResult::text("(no output)").with_details(details),
+        None => ToolResult::text(shown).with_details(details),
+        Some(message) if outcome.termination == Termination::Exited => {
+            let shown = if empty {
+                "(no output)".to_owned()
+            } else {
+                shown
+            };
+            ToolError::new(format!("{shown}\n\n{message}"))
+                .with_details(details)
+                .into()
+        }
+        Some(message) if empty => ToolError::new(message).with_details(details).into(),
+        Some(message) => ToolError::new(format!("{shown}\n\n{message}"))
+            .with_details(details)
+            .into(),
+    }
+}
+
+/// `truncation`, `fullOutputPath` and `linesTruncated` when the output was cut, and `exitCode`.
+fn details(snapshot: &Snapshot, exit_code: Option<i32>) -> Map<String, Value> {
+    let mut details = Map::new();
+    if snapshot.truncation.truncated {
+        details.insert("truncation".to_owned(), json!(snapshot.truncation));
+    }
+    if let Some(path) = &snapshot.full_output_path {
+        details.insert(
+            "fullOutputPath".to_owned(),
+            json!(path.display().to_string()),
+        );
+    }
+    if snapshot.lines_clipped {
+        details.insert("linesTruncated".to_owned(), json!(true));
+    }
+    if let Some(code) = exit_code {
+        details.insert("exitCode".to_owned(), json!(code));
+    }
+    details
+}
+
+fn exec_error_message(error: &ExecError) -> String {
+    match error {
+        ExecError::MissingCwd(cwd) => format!(
+            "Working directory does not exist: {}\nCannot execute bash commands.",
+            cwd.display()
+        ),
+        ExecError::ShellNotFound(shell) => format!(
+            "Shell not found: {}. Configure a shell that exists, or install bash.",
+            shell.display()
+        ),
+        other => other.to_string(),
+    }
+}

@@ -1,0 +1,307 @@
+//! Bounded memory for unbounded output: counters, a rolling tail, and the
+//! whole raw output spilled to a file once it passes the limits.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use pith_env::{ExecError, OutputLog};
+use pith_text::{
+    DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncatedBy, Truncation, TruncationLimits, format_size,
+    truncate_tail,
+};
+
+use super::decode::Utf8Decoder;
+
+/// Lines longer than this (in characters) are clipped in the shown tail.
+pub(crate) const MAX_LINE_CHARS: usize = 2000;
+/// The tail buffer is cut back to `KEEP` bytes when it passes `CUT_AT` bytes.
+const CUT_AT: usize = 4 * DEFAULT_MAX_BYTES;
+const KEEP: usize = 2 * DEFAULT_MAX_BYTES;
+
+/// Opens the full-output file when it is first needed.
+pub(crate) type OpenLog = Box<dyn FnMut() -> Result<Box<dyn OutputLog>, ExecError> + Send>;
+
+/// The state of the full-output file.
+enum Spill {
+    /// Not needed yet: the raw output so far is kept in memory (at most the limits).
+    Buffered(Vec<u8>),
+    /// Every raw byte so far is in the file.
+    Open(Box<dyn OutputLog>),
+    /// Opening or writing failed; the error says where.
+    Failed(String),
+}
+
+/// Everything a command printed, in bounded memory.
+pub(crate) struct OutputAccumulator {
+    decoder: Utf8Decoder,
+    /// The end of the decoded text (at most `CUT_AT` bytes).
+    tail: String,
+    /// The tail was cut inside a line: its first line is partial.
+    tail_cut_mid_line: bool,
+    total_raw_bytes: u64,
+    total_decoded_bytes: u64,
+    completed_lines: u64,
+    /// Bytes after the last newline.
+    open_line_bytes: u64,
+    /// Bytes of the last completed line.
+    last_line_bytes: u64,
+    spill: Spill,
+    open_log: OpenLog,
+}
+
+/// What the model is shown of the output at one moment.
+#[derive(Debug)]
+pub(crate) struct Snapshot {
+    /// The shown text (the whole output when not truncated), lines clipped.
+    pub(crate) content: String,
+    /// Truncation counters over the whole stream.
+    pub(crate) truncation: Truncation,
+    /// Some shown lines were clipped to [`MAX_LINE_CHARS`].
+    pub(crate) lines_clipped: bool,
+    /// Bytes of the last line of the output.
+    pub(crate) last_line_bytes: u64,
+    /// Where the whole raw output is, when it was saved.
+    pub(crate) full_output_path: Option<PathBuf>,
+    /// Why it could not be saved, when that failed.
+    pub(crate) spill_error: Option<String>,
+}
+
+impl Snapshot {
+    /// Whether anything of the output is not shown as printed.
+    pub(crate) fn is_cut(&self) -> bool {
+        self.truncation.truncated || self.lines_clipped
+    }
+
+    /// The bracketed note that says what was cut and where the rest is, if anything was cut.
+    pub(crate) fn notice(&self) -> Option<String> {
+        if !self.is_cut() {
+            return None;
+        }
+        let t = &self.truncation;
+        let mut notice = String::from("[");
+        if t.truncated {
+            let end = t.total_lines;
+            let start = (end + 1).saturating_sub(t.output_lines);
+            if t.last_line_partial {
+                let _ = write!(
+                    notice,
+                    "Showing last {} of line {end} (line is {}).",
+                    format_size(t.output_bytes as u64),
+                    format_size(self.last_line_bytes)
+                );
+            } else if t.truncated_by == Some(TruncatedBy::Lines) {
+                let _ = write!(notice, "Showing lines {start}-{end} of {}.", t.total_lines);
+            } else {
+                let _ = write!(
+                    notice,
+                    "Showing lines {start}-{end} of {} ({} limit).",
+                    t.total_lines,
+                    format_size(t.max_bytes as u64)
+                );
+            }
+        }
+        if self.lines_clipped {
+            if notice.len() > 1 {
+                notice.push(' ');
+            }
+            let _ = write!(notice, "Some lines truncated to {MAX_LINE_CHARS} chars.");
+        }
+        match (&self.full_output_path, &self.spill_error) {
+            (Some(path), _) => {
+                let _ = write!(notice, " Full output: {}", path.display());
+            }
+            (None, Some(error)) => {
+                let _ = write!(notice, " Full output could not be saved: {error}");
+            }
+            (None, None) => {}
+        }
+        notice.push(']');
+        Some(notice)
+    }
+}
+
+impl OutputAccumulator {
+    pub(crate) fn new(open_log: OpenLog) -> OutputAccumulator {
+        OutputAccumulator {
+            decoder: Utf8Decoder::default(),
+            tail: String::new(),
+            tail_cut_mid_line: false,
+            total_raw_bytes: 0,
+            total_decoded_bytes: 0,
+            completed_lines: 0,
+            open_line_bytes: 0,
+            last_line_bytes: 0,
+            spill: Spill::Buffered(Vec::new()),
+            open_log,
+        }
+    }
+
+    /// Adds a raw chunk (stdout and stderr interleaved in arrival order).
+    pub(crate) fn push(&mut self, bytes: &[u8]) {
+        self.total_raw_bytes += bytes.len() as u64;
+        self.write_raw(bytes);
+        let start = self.tail.len();
+        self.decoder.decode(bytes, &mut self.tail);
+        self.count(start);
+        if self.over_limits() {
+            self.open_spill();
+        }
+    }
+
+    /// Ends the stream (an incomplete character at the end becomes U+FFFD).
+    pub(crate) fn finish(&mut self) {
+        let start = self.tail.len();
+        self.decoder.finish(&mut self.tail);
+        self.count(start);
+    }
+
+    fn write_raw(&mut self, bytes: &[u8]) {
+        match &mut self.spill {
+            Spill::Buffered(buffer) => buffer.extend_from_slice(bytes),
+            Spill::Open(log) => {
+                if let Err(error) = log.write_all(bytes) {
+                    self.spill = Spill::Failed(spill_error(error));
+                }
+            }
+            Spill::Failed(_) => {}
+        }
+    }
+
+    /// Updates the counters with the text decoded at `tail[start..]`, then bounds the tail.
+    fn count(&mut self, start: usize) {
+        let text = self.tail.get(start..).unwrap_or_default().as_bytes();
+        self.total_decoded_bytes += text.len() as u64;
+        let mut line_start = 0;
+        for newline in memchr::memchr_iter(b'\n', text) {
+            self.last_line_bytes = self.open_line_bytes + (newline - line_start) as u64;
+            self.open_line_bytes = 0;
+            self.completed_lines += 1;
+            line_start = newline + 1;
+        }
+        self.open_line_bytes += (text.len() - line_start) as u64;
+        if self.tail.len() > CUT_AT {
+            let mut cut = self.tail.len() - KEEP;
+            while !self.tail.is_char_boundary(cut) {
+                cut += 1;
+            }
+            self.tail_cut_mid_line = self.tail.as_bytes().get(cut - 1) != Some(&b'\n');
+            self.tail.replace_range(..cut, "");
+        }
+    }
+
+    fn total_lines(&self) -> u64 {
+        self.completed_lines + u64::from(self.open_line_bytes > 0)
+    }
+
+    fn over_limits(&self) -> bool {
+        let max_bytes = DEFAULT_MAX_BYTES as u64;
+        self.total_raw_bytes > max_bytes
+            || self.total_decoded_bytes > max_bytes
+            || self.total_lines() > DEFAULT_MAX_LINES as u64
+    }
+
+    /// Opens the full-output file and replays what was buffered.
+    fn open_spill(&mut self) {
+        let Spill::Buffered(buffer) = &mut self.spill else {
+            return;
+        };
+        let buffered = std::mem::take(buffer);
+        self.spill = match (self.open_log)() {
+            Ok(mut log) => match log.write_all(&buffered) {
+                Ok(()) => Spill::Open(log),
+                Err(error) => Spill::Failed(spill_error(error)),
+            },
+            Err(error) => Spill::Failed(spill_error(error)),
+        };
+    }
+
+    /// What the model would be shown now. With `persist`, output that is cut
+    /// is saved to the full-output file even when it stayed under the limits
+    /// (a clipped long line).
+    pub(crate) fn snapshot(&mut self, persist: bool) -> Snapshot {
+        let mut text = self.tail.as_str();
+        if self.tail_cut_mid_line
+            && let Some(newline) = memchr::memchr(b'\n', text.as_bytes())
+        {
+            text = text.get(newline + 1..).unwrap_or_default();
+        }
+        let mut truncation = truncate_tail(text, TruncationLimits::default());
+        let over_lines = self.total_lines() > DEFAULT_MAX_LINES as u64;
+        let over_bytes = self.total_decoded_bytes > DEFAULT_MAX_BYTES as u64;
+        truncation.truncated = over_lines || over_bytes;
+        if truncation.truncated && truncation.truncated_by.is_none() {
+            truncation.truncated_by = Some(if over_bytes {
+                TruncatedBy::Bytes
+            } else {
+                TruncatedBy::Lines
+            });
+        }
+        truncation.total_lines = usize::try_from(self.total_lines()).unwrap_or(usize::MAX);
+        truncation.total_bytes = usize::try_from(self.total_decoded_bytes).unwrap_or(usize::MAX);
+        let (content, lines_clipped) =
+            clip_lines(&truncation.content, truncation.last_line_partial);
+        truncation.output_bytes = content.len();
+        let cut = truncation.truncated || lines_clipped;
+        if persist && cut {
+            self.open_spill();
+        }
+        let (full_output_path, spill_error) = match &self.spill {
+            Spill::Open(log) if cut => (Some(log.path().to_path_buf()), None),
+            Spill::Failed(error) if cut => (None, Some(error.clone())),
+            _ => (None, None),
+        };
+        Snapshot {
+            content,
+            truncation,
+            lines_clipped,
+            last_line_bytes: if self.open_line_bytes > 0 {
+                self.open_line_bytes
+            } else {
+                self.last_line_bytes
+            },
+            full_output_path,
+            spill_error,
+        }
+    }
+}
+
+/// The message of a failure to save the full output.
+fn spill_error(error: ExecError) -> String {
+    match error {
+        ExecError::Io(message) => message,
+        other => other.to_string(),
+    }
+}
+
+/// Clips over-long lines to [`MAX_LINE_CHARS`]. The fragment of a partial
+/// last line keeps its end (the latest output); whole lines keep their start.
+fn clip_lines(content: &str, partial_line: bool) -> (String, bool) {
+    if partial_line {
+        let chars = content.chars().count();
+        let skip = chars.saturating_sub(MAX_LINE_CHARS);
+        let start = content
+            .char_indices()
+            .nth(skip)
+            .map_or(content.len(), |(at, _)| at);
+        return (content.get(start..).unwrap_or_default().to_owned(), false);
+    }
+    // Cheap exit: no line can be longer than the whole text.
+    if content.len() <= MAX_LINE_CHARS {
+        return (content.to_owned(), false);
+    }
+    let mut clipped = false;
+    let mut out = String::with_capacity(content.len());
+    for (index, line) in content.split('\n').enumerate() {
+        if index > 0 {
+            out.push('\n');
+        }
+        let (line, was_clipped) = pith_text::clip_line(line, MAX_LINE_CHARS);
+        clipped |= was_clipped;
+        out.push_str(&line);
+    }
+    (out, clipped)
+}
+
+#[cfg(test)]
+#[path = "output_tests.rs"]
+mod tests;

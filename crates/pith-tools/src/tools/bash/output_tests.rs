@@ -1,0 +1,142 @@
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use super::*;
+
+/// An output log in memory, shared with the test.
+struct MemoryLog {
+    path: PathBuf,
+    bytes: Arc<Mutex<Vec<u8>>>,
+}
+
+impl OutputLog for MemoryLog {
+    fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn write_all(&mut self, bytes: &[u8]) -> Result<(), ExecError> {
+        self.bytes.lock().unwrap().extend_from_slice(bytes);
+        Ok(())
+    }
+}
+
+fn accumulator() -> (OutputAccumulator, Arc<Mutex<Vec<u8>>>) {
+    let bytes = Arc::new(Mutex::new(Vec::new()));
+    let shared = bytes.clone();
+    let open: OpenLog = Box::new(move || {
+        Ok(Box::new(MemoryLog {
+            path: PathBuf::from("/tmp/pith-bash-0000000000000000.log"),
+            bytes: shared.clone(),
+        }) as Box<dyn OutputLog>)
+    });
+    (OutputAccumulator::new(open), bytes)
+}
+
+#[test]
+fn short_output_is_shown_verbatim_without_a_file() {
+    let (mut output, log) = accumulator();
+    output.push(b"a\r\n\x1b[31mb\n");
+    output.finish();
+    let snapshot = output.snapshot(true);
+    assert_eq!(snapshot.content, "a\r\n\x1b[31mb\n");
+    assert!(!snapshot.truncation.truncated);
+    assert_eq!(snapshot.truncation.total_lines, 2);
+    assert!(snapshot.notice().is_none());
+    assert!(snapshot.full_output_path.is_none());
+    assert!(log.lock().unwrap().is_empty());
+}
+
+#[test]
+fn many_lines_keep_the_last_2000_and_spill_every_byte() {
+    let (mut output, log) = accumulator();
+    let mut all = Vec::new();
+    for i in 1..=3000 {
+        let line = format!("{i}\n");
+        all.extend_from_slice(line.as_bytes());
+        output.push(line.as_bytes());
+    }
+    output.finish();
+    let snapshot = output.snapshot(true);
+    assert!(snapshot.content.starts_with("1001\n"));
+    assert!(snapshot.content.ends_with("\n3000"));
+    assert_eq!(
+        snapshot.notice().unwrap(),
+        "[Showing lines 1001-3000 of 3000. Full output: /tmp/pith-bash-0000000000000000.log]"
+    );
+    assert_eq!(*log.lock().unwrap(), all);
+}
+
+#[test]
+fn many_bytes_say_the_byte_limit_and_memory_stays_bounded() {
+    let (mut output, log) = accumulator();
+    let line = "x".repeat(99) + "\n";
+    for _ in 0..20_000 {
+        output.push(line.as_bytes());
+    }
+    assert!(output.tail.len() <= CUT_AT);
+    let snapshot = output.snapshot(true);
+    assert_eq!(snapshot.truncation.total_lines, 20_000);
+    assert_eq!(snapshot.truncation.total_bytes, 2_000_000);
+    assert_eq!(snapshot.truncation.output_lines, 512);
+    assert_eq!(
+        snapshot.notice().unwrap(),
+        "[Showing lines 19489-20000 of 20000 (50.0KB limit). \
+         Full output: /tmp/pith-bash-0000000000000000.log]"
+    );
+    assert_eq!(log.lock().unwrap().len(), 2_000_000);
+}
+
+#[test]
+fn a_huge_single_line_shows_its_last_2000_chars() {
+    let (mut output, _log) = accumulator();
+    for _ in 0..100 {
+        output.push(&[b'a'; 10_000]);
+    }
+    output.push(b"END");
+    let snapshot = output.snapshot(true);
+    assert_eq!(snapshot.content.len(), MAX_LINE_CHARS);
+    assert!(snapshot.content.ends_with("aEND"));
+    assert_eq!(
+        snapshot.notice().unwrap(),
+        "[Showing last 2.0KB of line 1 (line is 976.6KB). \
+         Full output: /tmp/pith-bash-0000000000000000.log]"
+    );
+}
+
+#[test]
+fn a_long_line_among_short_ones_is_clipped_and_saved() {
+    let (mut output, log) = accumulator();
+    let text = format!("short\n{}\nend\n", "y".repeat(3000));
+    output.push(text.as_bytes());
+    output.finish();
+    let snapshot = output.snapshot(true);
+    assert!(!snapshot.truncation.truncated);
+    assert!(snapshot.lines_clipped);
+    assert_eq!(
+        snapshot.content,
+        format!(
+            "short\n{}... [truncated]\nend\n",
+            "y".repeat(MAX_LINE_CHARS)
+        )
+    );
+    assert_eq!(
+        snapshot.notice().unwrap(),
+        "[Some lines truncated to 2000 chars. Full output: /tmp/pith-bash-0000000000000000.log]"
+    );
+    assert_eq!(*log.lock().unwrap(), text.as_bytes());
+}
+
+#[test]
+fn a_failed_log_is_reported_instead_of_a_path() {
+    let open: OpenLog = Box::new(|| Err(ExecError::Unsupported));
+    let mut output = OutputAccumulator::new(open);
+    for i in 0..2500 {
+        output.push(format!("{i}\n").as_bytes());
+    }
+    let snapshot = output.snapshot(true);
+    assert_eq!(
+        snapshot.notice().unwrap(),
+        "[Showing lines 501-2500 of 2500. Full output could not be saved: \
+         This environment cannot run processes]"
+    );
+}

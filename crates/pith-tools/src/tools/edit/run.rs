@@ -1,0 +1,184 @@
+//! The read-modify-write of one edit call, run while holding the file's turn.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use pith_env::{FileKind, FileSystem, FsError, FsErrorKind};
+use pith_text::{Edit, EditMatch, MatchTier, apply_edits, display_diff, unified_patch};
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+use crate::paths::{describe_fs_error, not_found_message};
+use crate::{Session, ToolError, ToolResult};
+
+pub(super) const ABORTED: &str = "Operation aborted";
+/// Context lines around each change in the diff and the patch.
+const CONTEXT_LINES: usize = 4;
+
+/// One edit call's work.
+pub(super) struct EditJob {
+    pub(super) fs: Arc<dyn FileSystem>,
+    pub(super) session: Session,
+    /// The resolved absolute path.
+    pub(super) path: PathBuf,
+    /// The path as the model sent it (used in every message).
+    pub(super) raw_path: String,
+    pub(super) edits: Vec<Edit>,
+}
+
+impl EditJob {
+    pub(super) async fn run(self, cancel: CancellationToken) -> Result<ToolResult, ToolError> {
+        let fs = &*self.fs;
+        let raw = self.raw_path.as_str();
+        let aborted = || {
+            cancel
+                .is_cancelled()
+                .then(|| ToolError::new(ABORTED))
+                .map_or(Ok(()), Err)
+        };
+        aborted()?;
+        let bytes = self.read(fs).await?;
+        let original = std::str::from_utf8(&bytes).map_err(|error| {
+            ToolError::new(format!(
+                "Could not edit file: {raw}. It is not valid UTF-8 text (invalid byte at offset {}), and edit only changes UTF-8 files. Replace it whole with write, or change its bytes with bash.",
+                error.valid_up_to()
+            ))
+        })?;
+        aborted()?;
+        let outcome = apply_edits(original, &self.edits)
+            .map_err(|error| ToolError::new(error.render(raw, self.edits.len())))?;
+        // Last check: once the atomic write starts it completes.
+        aborted()?;
+        fs.write_atomic(&self.path, outcome.file_text.as_bytes())
+            .await
+            .map_err(|error| self.failure(&error))?;
+        self.session
+            .record_written(fs, &self.path, outcome.file_text.as_bytes())
+            .await;
+        let diff = display_diff(&outcome.old_content, &outcome.new_content, CONTEXT_LINES);
+        let patch = unified_patch(
+            raw,
+            &outcome.old_content,
+            &outcome.new_content,
+            CONTEXT_LINES,
+        );
+        let mut text = format!(
+            "Successfully replaced {} block(s) in {raw}.",
+            self.edits.len()
+        );
+        if let Some(note) = fuzzy_note(&outcome.matches) {
+            text.push('\n');
+            text.push_str(&note);
+        }
+        Ok(ToolResult::text(text).with_details(json!({
+            "diff": diff.diff,
+            "patch": patch,
+            "firstChangedLine": diff.first_changed_line,
+            "matches": outcome.matches,
+        })))
+    }
+
+    /// Reads the file, refusing anything but a regular file (a FIFO would block).
+    async fn read(&self, fs: &dyn FileSystem) -> Result<Vec<u8>, ToolError> {
+        let metadata = match fs.metadata(&self.path).await {
+            Ok(metadata) => metadata,
+            Err(error) => return Err(self.missing_or_failure(fs, &error).await),
+        };
+        match metadata.kind {
+            FileKind::File => {}
+            FileKind::Directory => {
+                return Err(ToolError::new(format!(
+                    "Could not edit file: {}. It is a directory; edit changes files.",
+                    self.raw_path
+                )));
+            }
+            _ => {
+                return Err(ToolError::new(format!(
+                    "Could not edit file: {}. It is not a regular file.",
+                    self.raw_path
+                )));
+            }
+        }
+        match fs.read(&self.path).await {
+            Ok(bytes) => Ok(bytes),
+            Err(error) => Err(self.missing_or_failure(fs, &error).await),
+        }
+    }
+
+    async fn missing_or_failure(&self, fs: &dyn FileSystem, error: &FsError) -> ToolError {
+        if error.kind == FsErrorKind::NotFound {
+            let lead = format!("Could not edit file: {}. File not found.", self.raw_path);
+            ToolError::new(not_found_message(fs, lead, &self.path).await)
+        } else {
+            self.failure(error)
+        }
+    }
+
+    fn failure(&self, error: &FsError) -> ToolError {
+        let reason = match error.kind {
+            FsErrorKind::PermissionDenied => "Permission denied.".to_owned(),
+            FsErrorKind::IsADirectory => "It is a directory; edit changes files.".to_owned(),
+            _ => format!("{}.", describe_fs_error(error)),
+        };
+        ToolError::new(format!("Could not edit file: {}. {reason}", self.raw_path))
+    }
+}
+
+/// One line naming the edits that matched only after normalisation.
+fn fuzzy_note(matches: &[EditMatch]) -> Option<String> {
+    let parts: Vec<String> = matches
+        .iter()
+        .filter_map(|found| {
+            let how = match found.tier {
+                MatchTier::Exact => return None,
+                MatchTier::Normalized => "after normalising quotes/whitespace",
+                MatchTier::Whitespace => "after ignoring indentation (newText was re-indented)",
+            };
+            let lines = if found.start_line == found.end_line {
+                format!("line {}", found.start_line)
+            } else {
+                format!("lines {}-{}", found.start_line, found.end_line)
+            };
+            Some(format!("edits[{}] matched {how} at {lines}", found.index))
+        })
+        .collect();
+    (!parts.is_empty()).then(|| format!("Note: {}.", parts.join("; ")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_each_fuzzy_edit_with_its_rung_and_lines() {
+        let matches = [
+            EditMatch {
+                index: 0,
+                tier: MatchTier::Normalized,
+                start_line: 3,
+                end_line: 4,
+            },
+            EditMatch {
+                index: 1,
+                tier: MatchTier::Exact,
+                start_line: 9,
+                end_line: 9,
+            },
+        ];
+        assert_eq!(
+            fuzzy_note(&matches).unwrap(),
+            "Note: edits[0] matched after normalising quotes/whitespace at lines 3-4."
+        );
+        assert!(fuzzy_note(&matches[1..]).is_none());
+        let indent = [EditMatch {
+            index: 2,
+            tier: MatchTier::Whitespace,
+            start_line: 7,
+            end_line: 7,
+        }];
+        assert_eq!(
+            fuzzy_note(&indent).unwrap(),
+            "Note: edits[2] matched after ignoring indentation (newText was re-indented) at line 7."
+        );
+    }
+}

@@ -1,0 +1,88 @@
+use image::{Rgb, RgbImage};
+
+use super::*;
+
+fn encoded(width: u32, height: u32, format: ImageFormat) -> Vec<u8> {
+    let image = RgbImage::from_fn(width, height, |x, y| Rgb([(x % 256) as u8, (y % 256) as u8, 7]));
+    let mut out = Vec::new();
+    DynamicImage::ImageRgb8(image)
+        .write_to(&mut Cursor::new(&mut out), format)
+        .unwrap();
+    out
+}
+
+#[test]
+fn sniffs_supported_formats_by_magic_bytes() {
+    assert_eq!(sniff(&encoded(3, 2, ImageFormat::Png)), Some(ImageKind::Png));
+    assert_eq!(sniff(&encoded(3, 2, ImageFormat::Jpeg)), Some(ImageKind::Jpeg));
+    assert_eq!(sniff(&encoded(3, 2, ImageFormat::Gif)), Some(ImageKind::Gif));
+    assert_eq!(sniff(&encoded(3, 2, ImageFormat::Bmp)), Some(ImageKind::Bmp));
+    assert_eq!(sniff(b"RIFF\0\0\0\0WEBPVP8 "), Some(ImageKind::Webp));
+    assert_eq!(sniff(b"\xFF\xD8\xFF\xF7 jpeg-ls"), None);
+    assert_eq!(sniff(b"BM not really a bitmap header at all"), None);
+    assert_eq!(sniff(b"hello"), None);
+    assert_eq!(sniff(b""), None);
+}
+
+#[test]
+fn an_animated_png_is_not_an_image() {
+    let mut png = encoded(2, 2, ImageFormat::Png);
+    // Insert an acTL chunk right after IHDR (8 + 25 bytes).
+    let actl = [0, 0, 0, 8, b'a', b'c', b'T', b'L', 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0];
+    png.splice(33..33, actl);
+    assert_eq!(sniff(&png), None);
+}
+
+#[test]
+fn a_small_image_passes_through_unchanged() {
+    let png = encoded(3, 2, ImageFormat::Png);
+    let attachment = attach(&png, ImageKind::Png, true);
+    assert_eq!(attachment.text, "Read image file [image/png]");
+    let (data, mime) = attachment.image.unwrap();
+    assert_eq!(mime, "image/png");
+    assert_eq!(STANDARD.decode(data).unwrap(), png);
+}
+
+#[test]
+fn a_bmp_becomes_a_png() {
+    let bmp = encoded(4, 4, ImageFormat::Bmp);
+    let attachment = attach(&bmp, ImageKind::Bmp, true);
+    assert_eq!(
+        attachment.text,
+        "Read image file [image/png]\n[Image converted from image/bmp to image/png.]"
+    );
+    let (data, mime) = attachment.image.unwrap();
+    assert_eq!(mime, "image/png");
+    let decoded = image::load_from_memory(&STANDARD.decode(data).unwrap()).unwrap();
+    assert_eq!((decoded.width(), decoded.height()), (4, 4));
+}
+
+#[test]
+fn a_large_image_is_resized_to_fit_with_a_coordinate_hint() {
+    let png = encoded(3000, 1000, ImageFormat::Png);
+    let attachment = attach(&png, ImageKind::Png, true);
+    assert_eq!(attachment.size, Some((2000, 667)));
+    assert!(
+        attachment.text.ends_with(
+            "[Image: original 3000x1000, displayed at 2000x667. Multiply coordinates by 1.50 to map to original image.]"
+        ),
+        "{}",
+        attachment.text
+    );
+    let (data, _) = attachment.image.unwrap();
+    assert!(data.len() < MAX_BASE64_BYTES);
+}
+
+#[test]
+fn an_undecodable_image_is_omitted_with_a_reason() {
+    let attachment = attach(b"\x89PNG\r\n\x1a\n\0\0\0\x0dIHDRbroken", ImageKind::Png, true);
+    assert!(attachment.image.is_none());
+    assert!(attachment.text.contains("[Image omitted:"), "{}", attachment.text);
+}
+
+#[test]
+fn fits_both_dimensions() {
+    assert_eq!(fit(100, 100), (100, 100));
+    assert_eq!(fit(4000, 3000), (2000, 1500));
+    assert_eq!(fit(1000, 5000), (400, 2000));
+}

@@ -1,0 +1,358 @@
+//! Text files: one streaming pass that keeps only the lines shown.
+//!
+//! The file is fed through [`Scanner`] chunk by chunk. It counts every line
+//! (a trailing newline does not start an extra line, fixing Pi #7329), keeps
+//! the selected lines until the line or byte limit is hit (never more than the
+//! byte limit plus one line's worth of bytes is buffered), and measures the
+//! rest. So lines 1–2000 of a 10 GiB file cost one pass over it in bounded
+//! memory; head truncation follows the reference (§3.3, §4.2 step 6).
+
+use memchr::memchr;
+use pith_text::{TruncatedBy, Truncation, TruncationLimits, format_size};
+use serde_json::{Value, json};
+
+/// Which lines to show.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Window {
+    /// 0-based index of the first line to show.
+    pub(super) start: u64,
+    /// How many lines at most (the `limit` argument).
+    pub(super) limit: Option<u64>,
+    /// The output limits.
+    pub(super) limits: TruncationLimits,
+}
+
+impl Window {
+    /// 0-based index of the first line after the selection.
+    fn end(&self) -> u64 {
+        match self.limit {
+            Some(limit) => self.start.saturating_add(limit),
+            None => u64::MAX,
+        }
+    }
+}
+
+/// What a pass over the file found.
+#[derive(Debug)]
+pub(super) struct Scan {
+    /// The kept lines, joined by `\n`.
+    text: String,
+    kept_lines: u64,
+    kept_bytes: u64,
+    truncated_by: Option<TruncatedBy>,
+    /// Length of the first selected line when it alone exceeds the byte limit.
+    first_line_bytes: Option<u64>,
+    /// Lines in the file.
+    pub(super) total_lines: u64,
+    selected_lines: u64,
+    selected_bytes: u64,
+    ends_with_newline: bool,
+    /// Some shown line was not valid UTF-8 and was decoded lossily.
+    lossy: bool,
+}
+
+/// The streaming line scanner.
+pub(super) struct Scanner {
+    window: Window,
+    /// 0-based index of the line being read.
+    line: u64,
+    /// Bytes of the current line so far.
+    line_len: u64,
+    /// The current line's bytes, when it may be kept (capped).
+    buf: Vec<u8>,
+    /// False once a line did not fit the byte limit.
+    keeping: bool,
+    /// Bytes consumed.
+    pos: u64,
+    /// Where the selection starts and ends, once reached.
+    selection_start: Option<u64>,
+    selection_end: Option<u64>,
+    last_byte: Option<u8>,
+    scan: Scan,
+}
+
+impl Scanner {
+    pub(super) fn new(window: Window) -> Scanner {
+        let mut scanner = Scanner {
+            window,
+            line: 0,
+            line_len: 0,
+            buf: Vec::new(),
+            keeping: true,
+            pos: 0,
+            selection_start: None,
+            selection_end: None,
+            last_byte: None,
+            scan: Scan {
+                text: String::new(),
+                kept_lines: 0,
+                kept_bytes: 0,
+                truncated_by: None,
+                first_line_bytes: None,
+                total_lines: 0,
+                selected_lines: 0,
+                selected_bytes: 0,
+                ends_with_newline: false,
+                lossy: false,
+            },
+        };
+        scanner.mark_line_start();
+        scanner
+    }
+
+    fn collecting(&self) -> bool {
+        self.keeping
+            && self.line >= self.window.start
+            && self.line < self.window.end()
+            && self.scan.kept_lines < self.window.limits.max_lines as u64
+    }
+
+    /// The next line index whose start position still has to be recorded.
+    fn pending_mark(&self) -> Option<u64> {
+        if self.selection_start.is_none() {
+            Some(self.window.start)
+        } else if self.selection_end.is_none() && self.window.limit.is_some() {
+            Some(self.window.end())
+        } else {
+            None
+        }
+    }
+
+    fn mark_line_start(&mut self) {
+        if self.line == self.window.start && self.selection_start.is_none() {
+            self.selection_start = Some(self.pos);
+        }
+        if self.window.limit.is_some() && self.line == self.window.end() {
+            self.selection_end.get_or_insert(self.pos);
+        }
+    }
+
+    /// Feeds the next chunk of the file (BOM already removed).
+    pub(super) fn feed(&mut self, chunk: &[u8]) {
+        if let Some(&last) = chunk.last() {
+            self.last_byte = Some(last);
+        }
+        let mut rest = chunk;
+        while !rest.is_empty() {
+            if self.collecting() {
+                match memchr(b'\n', rest) {
+                    Some(index) => {
+                        self.extend(&rest[..index]);
+                        self.pos += 1;
+                        self.end_kept_line();
+                        rest = &rest[index + 1..];
+                    }
+                    None => {
+                        self.extend(rest);
+                        rest = &[];
+                    }
+                }
+            } else if let Some(target) = self.pending_mark() {
+                // Jump straight to the newline that ends line `target - 1`.
+                let needed = (target - self.line) as usize;
+                match memchr::memchr_iter(b'\n', rest).nth(needed - 1) {
+                    Some(index) => {
+                        self.pos += index as u64 + 1;
+                        self.line = target;
+                        self.line_len = 0;
+                        self.mark_line_start();
+                        rest = &rest[index + 1..];
+                    }
+                    None => {
+                        self.skip_all(rest);
+                        rest = &[];
+                    }
+                }
+            } else {
+                self.skip_all(rest);
+                rest = &[];
+            }
+        }
+    }
+
+    /// Counts the lines of `bytes` without keeping any of them.
+    fn skip_all(&mut self, bytes: &[u8]) {
+        let newlines = memchr::memchr_iter(b'\n', bytes).count() as u64;
+        self.pos += bytes.len() as u64;
+        if newlines == 0 {
+            self.line_len += bytes.len() as u64;
+        } else {
+            self.line += newlines;
+            let after_last = memchr::memrchr(b'\n', bytes).map_or(0, |index| index + 1);
+            self.line_len = (bytes.len() - after_last) as u64;
+        }
+    }
+
+    fn extend(&mut self, bytes: &[u8]) {
+        self.pos += bytes.len() as u64;
+        self.line_len += bytes.len() as u64;
+        let cap = self.window.limits.max_bytes + 1;
+        if self.buf.len() < cap {
+            let take = bytes.len().min(cap - self.buf.len());
+            self.buf.extend_from_slice(&bytes[..take]);
+        }
+    }
+
+    /// A selected line is complete: keep it if it fits, else stop keeping.
+    fn end_kept_line(&mut self) {
+        let max_bytes = self.window.limits.max_bytes as u64;
+        let separator = u64::from(self.scan.kept_lines > 0);
+        let fits = self.line_len <= max_bytes && {
+            let text = String::from_utf8_lossy(&self.buf);
+            let cost = separator + text.len() as u64;
+            let fits = self.scan.kept_bytes + cost <= max_bytes;
+            if fits {
+                if separator == 1 {
+                    self.scan.text.push('\n');
+                }
+                self.scan.lossy |= matches!(text, std::borrow::Cow::Owned(_));
+                self.scan.text.push_str(&text);
+                self.scan.kept_lines += 1;
+                self.scan.kept_bytes += cost;
+            }
+            fits
+        };
+        if !fits {
+            self.keeping = false;
+            self.scan.truncated_by = Some(TruncatedBy::Bytes);
+            if self.scan.kept_lines == 0 {
+                self.scan.first_line_bytes = Some(self.line_len);
+            }
+        }
+        self.buf.clear();
+        self.line_len = 0;
+        self.line += 1;
+        self.mark_line_start();
+    }
+
+    /// Ends the pass.
+    pub(super) fn finish(mut self) -> Scan {
+        if self.line_len > 0 {
+            if self.collecting() {
+                self.end_kept_line();
+            } else {
+                self.line += 1;
+                self.line_len = 0;
+                self.mark_line_start();
+            }
+        }
+        let total = self.line;
+        let start = self.window.start;
+        let end = self.window.end().min(total);
+        let mut scan = self.scan;
+        scan.total_lines = total;
+        scan.ends_with_newline = self.last_byte == Some(b'\n');
+        scan.selected_lines = end.saturating_sub(start);
+        scan.selected_bytes = match self.selection_start {
+            Some(from) => self.selection_end.unwrap_or(self.pos).saturating_sub(from),
+            None => 0,
+        };
+        if scan.truncated_by.is_none() && scan.selected_lines > scan.kept_lines {
+            scan.truncated_by = Some(TruncatedBy::Lines);
+        }
+        scan
+    }
+}
+
+/// How the output refers to the request.
+pub(super) struct Request<'a> {
+    /// The path as the model sent it.
+    pub(super) raw_path: &'a str,
+}
+
+/// The model-facing text and the details of a scan.
+pub(super) fn render(scan: &Scan, window: &Window, request: &Request<'_>) -> (String, Option<Value>) {
+    let limits = window.limits;
+    let first_shown = window.start + 1;
+    let details = scan.truncated_by.map(|by| {
+        let truncation = Truncation {
+            content: String::new(),
+            truncated: true,
+            truncated_by: Some(by),
+            total_lines: to_usize(scan.selected_lines),
+            total_bytes: to_usize(scan.selected_bytes),
+            output_lines: to_usize(scan.kept_lines),
+            output_bytes: to_usize(scan.kept_bytes),
+            last_line_partial: false,
+            first_line_exceeds_limit: scan.first_line_bytes.is_some(),
+            max_lines: limits.max_lines,
+            max_bytes: limits.max_bytes,
+        };
+        json!({ "truncation": truncation })
+    });
+    let limit_text = format_size(limits.max_bytes as u64);
+    let mut text = if let Some(size) = scan.first_line_bytes {
+        format!(
+            "[Line {first_shown} is {}, exceeds {limit_text} limit. Use bash: sed -n '{first_shown}p' {} | head -c {}]",
+            format_size(size),
+            shell_quote(request.raw_path),
+            limits.max_bytes
+        )
+    } else if let Some(by) = scan.truncated_by {
+        let last_shown = window.start + scan.kept_lines;
+        let limit_note = match by {
+            TruncatedBy::Bytes => format!(" ({limit_text} limit)"),
+            TruncatedBy::Lines => String::new(),
+        };
+        format!(
+            "{}\n\n[Showing lines {first_shown}-{last_shown} of {}{limit_note}. Use offset={} to continue.]",
+            scan.text,
+            scan.total_lines,
+            last_shown + 1
+        )
+    } else {
+        let after = window.start + scan.selected_lines;
+        if after < scan.total_lines {
+            format!(
+                "{}\n\n[{} more lines in file. Use offset={} to continue.]",
+                scan.text,
+                scan.total_lines - after,
+                after + 1
+            )
+        } else if scan.ends_with_newline && scan.kept_lines > 0 {
+            format!("{}\n", scan.text)
+        } else {
+            scan.text.clone()
+        }
+    };
+    if scan.lossy {
+        text.push_str(if text.ends_with('\n') { "\n" } else { "\n\n" });
+        text.push_str(
+            "[This file is not valid UTF-8: invalid bytes are shown as \u{FFFD}. \
+             edit cannot change it; inspect the bytes with bash (xxd).]",
+        );
+    }
+    (text, details)
+}
+
+/// The offset error, when the window starts past the end of the file.
+pub(super) fn offset_error(scan: &Scan, window: &Window, offset: Option<u64>) -> Option<String> {
+    (window.start > 0 && window.start >= scan.total_lines).then(|| {
+        format!(
+            "Offset {} is beyond end of file ({} lines total)",
+            offset.unwrap_or(window.start + 1),
+            scan.total_lines
+        )
+    })
+}
+
+fn to_usize(value: u64) -> usize {
+    usize::try_from(value).unwrap_or(usize::MAX)
+}
+
+/// Quotes a path for a shell command line when it needs it.
+pub(super) fn shell_quote(path: &str) -> String {
+    let plain = !path.is_empty()
+        && path
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"/._-+,:@%".contains(&b));
+    if plain {
+        path.to_owned()
+    } else {
+        format!("'{}'", path.replace('\'', r"'\''"))
+    }
+}
+
+#[cfg(test)]
+#[path = "text_tests.rs"]
+mod tests;

@@ -1,0 +1,84 @@
+//! From the command line to an exit status: parse, validate, set up logging and the
+//! runtime, dispatch, clean up.
+
+use std::io::{IsTerminal, Write};
+
+use clap::Parser;
+use pith_env::Env;
+use tracing_subscriber::EnvFilter;
+
+use crate::cli::{Cli, LogLevel};
+use crate::config::{Command, Config, UsageError};
+use crate::{batch, call, mcp_cmd, signals, tools_cmd};
+
+/// Exit status for usage errors and failures that are not a tool's result.
+const USAGE: i32 = 2;
+
+/// Runs pith; returns the process exit status.
+pub(crate) fn run() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => {
+            // clap prints help and version to stdout, errors to stderr (status 2).
+            let _ = error.print();
+            return error.exit_code();
+        }
+    };
+    let config = match Config::from_cli(cli) {
+        Ok(config) => config,
+        Err(error) => return report(&error.into()),
+    };
+    init_logging(config.log_level);
+
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => return report(&error.into()),
+    };
+    let env = Env::local();
+    let outcome = runtime.block_on(async {
+        signals::install(env.clone())?;
+        dispatch(config.command, &env).await
+    });
+    // Every process group a tool started dies with pith.
+    env.exec.kill_all();
+    // A blocking stdin read cannot be cancelled: do not wait for it.
+    runtime.shutdown_background();
+    match outcome {
+        Ok(code) => code,
+        Err(error) => report(&error),
+    }
+}
+
+async fn dispatch(command: Command, env: &Env) -> anyhow::Result<i32> {
+    match command {
+        Command::Call(config) => call::run(config, env).await,
+        Command::Batch(workspace) => batch::run(workspace, env).await,
+        Command::Tools(config) => tools_cmd::run(&config, env),
+        Command::Mcp(workspace) => mcp_cmd::run(workspace, env).await,
+    }
+}
+
+/// Prints `error: ...` on one line and returns the usage exit status.
+fn report(error: &anyhow::Error) -> i32 {
+    let message = match error.downcast_ref::<UsageError>() {
+        Some(usage) => usage.to_string(),
+        None => format!("{error:#}"),
+    };
+    let _ = writeln!(std::io::stderr(), "error: {message}");
+    USAGE
+}
+
+/// Logs go to stderr only (stdout may carry the MCP protocol). RUST_LOG wins over
+/// `--log-level`.
+fn init_logging(level: LogLevel) {
+    let filter =
+        EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(level.directive()));
+    let _ = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .with_env_filter(filter)
+        .try_init();
+}

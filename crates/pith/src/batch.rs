@@ -1,0 +1,190 @@
+//! `pith batch`: JSON-lines calls on stdin, run concurrently in one session, results on
+//! stdout in input order.
+//!
+//! Each line's call starts as soon as the line is read. Before the call is handed to its
+//! own task it is polled once right here, so the synchronous start of every call (argument
+//! validation, its place in the file mutation queue) happens in input order even though
+//! the calls then run concurrently.
+
+use std::future::Future;
+use std::task::{Context, Poll, Waker};
+
+use pith_env::Env;
+use pith_tools::{CallOptions, OverwritePolicy, Session, ToolResult};
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+use crate::config::Workspace;
+use crate::render;
+
+/// One input line's call.
+#[derive(Debug, PartialEq)]
+struct Request {
+    id: Value,
+    tool: String,
+    args: Value,
+}
+
+/// An output line, finished or on its way, in input order.
+enum Pending {
+    Done(String),
+    Running { id: Value, task: JoinHandle<String> },
+}
+
+/// Runs the batch until stdin ends and every call has been printed; returns the exit status.
+pub(crate) async fn run(workspace: Workspace, env: &Env) -> anyhow::Result<i32> {
+    let session = workspace
+        .toolset(env, OverwritePolicy::RequireRead)
+        .session();
+    let (sender, receiver) = mpsc::unbounded_channel();
+    let printer = tokio::spawn(print_in_order(receiver));
+
+    let mut stdin = BufReader::new(tokio::io::stdin());
+    let mut line = Vec::new();
+    let mut number = 0_usize;
+    loop {
+        line.clear();
+        if stdin.read_until(b'\n', &mut line).await? == 0 {
+            break;
+        }
+        number += 1;
+        let text = String::from_utf8_lossy(&line);
+        if text.trim().is_empty() {
+            continue;
+        }
+        let pending = match parse_line(&text, number) {
+            Ok(request) => start(&session, request),
+            Err((id, message)) => {
+                Pending::Done(render::batch_line(&id, &ToolResult::error(message)))
+            }
+        };
+        if sender.send(pending).is_err() {
+            break; // the printer stopped: stdout is gone
+        }
+    }
+    drop(sender);
+    printer.await??;
+    Ok(0)
+}
+
+/// Parses one line; a bad line becomes its error message (with the id when it has one).
+fn parse_line(text: &str, number: usize) -> Result<Request, (Value, String)> {
+    const SHAPE: &str = r#"each line must be {"id":...,"tool":"NAME","args":{...}}"#;
+    let value: Value = serde_json::from_str(text).map_err(|error| {
+        (
+            Value::Null,
+            format!("Invalid JSON on line {number} ({error}); {SHAPE}."),
+        )
+    })?;
+    let Value::Object(mut object) = value else {
+        return Err((
+            Value::Null,
+            format!("Line {number} is not a JSON object; {SHAPE}."),
+        ));
+    };
+    let id = object.remove("id").unwrap_or(Value::Null);
+    let tool = match object.remove("tool") {
+        Some(Value::String(tool)) => tool,
+        Some(_) | None => {
+            return Err((
+                id,
+                format!("Line {number} has no \"tool\" string; {SHAPE}."),
+            ));
+        }
+    };
+    let args = match object.remove("args") {
+        Some(Value::Null) | None => Value::Object(serde_json::Map::new()),
+        Some(args) => args,
+    };
+    Ok(Request { id, tool, args })
+}
+
+/// Starts a call: polls it once here (in input order), then lets a task finish it.
+fn start(session: &Session, request: Request) -> Pending {
+    let Request { id, tool, args } = request;
+    let session = session.clone();
+    let line_id = id.clone();
+    let mut call = Box::pin(async move {
+        let result = session.call(&tool, args, CallOptions::default()).await;
+        render::batch_line(&line_id, &result)
+    });
+    // A spurious poll is allowed by the Future contract; the task's first poll
+    // re-registers the real waker with whatever the call is waiting on.
+    match call.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
+        Poll::Ready(line) => Pending::Done(line),
+        Poll::Pending => Pending::Running {
+            id,
+            task: tokio::spawn(call),
+        },
+    }
+}
+
+/// Prints the lines in input order as they finish.
+async fn print_in_order(mut receiver: mpsc::UnboundedReceiver<Pending>) -> std::io::Result<()> {
+    let mut stdout = tokio::io::stdout();
+    while let Some(pending) = receiver.recv().await {
+        let line = match pending {
+            Pending::Done(line) => line,
+            Pending::Running { id, task } => match task.await {
+                Ok(line) => line,
+                Err(error) => {
+                    tracing::error!("batch call {id} failed: {error}");
+                    let message = format!("Internal error: the call did not finish ({error}).");
+                    render::batch_line(&id, &ToolResult::error(message))
+                }
+            },
+        };
+        let mut bytes = line.into_bytes();
+        bytes.push(b'\n');
+        let written = async {
+            stdout.write_all(&bytes).await?;
+            stdout.flush().await
+        }
+        .await;
+        if let Err(error) = written {
+            // stdout closed: nothing more can be reported.
+            return if error.kind() == std::io::ErrorKind::BrokenPipe {
+                Ok(())
+            } else {
+                Err(error)
+            };
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn parses_a_line_and_defaults_missing_args_to_an_empty_object() {
+        let request = parse_line(r#"{"id":7,"tool":"ls"}"#, 1).unwrap();
+        assert_eq!(
+            request,
+            Request {
+                id: json!(7),
+                tool: "ls".to_owned(),
+                args: json!({})
+            }
+        );
+    }
+
+    #[test]
+    fn reports_a_malformed_line_with_its_number_and_the_expected_shape() {
+        let (id, message) = parse_line("{nope", 3).unwrap_err();
+        assert_eq!(id, Value::Null);
+        assert!(message.starts_with("Invalid JSON on line 3 ("), "{message}");
+        assert!(message.contains(r#""tool":"NAME""#), "{message}");
+    }
+
+    #[test]
+    fn keeps_the_id_when_the_tool_is_missing() {
+        let (id, message) = parse_line(r#"{"id":"x","args":{}}"#, 2).unwrap_err();
+        assert_eq!(id, json!("x"));
+        assert!(message.starts_with("Line 2 has no \"tool\""), "{message}");
+    }
+}

@@ -1,0 +1,183 @@
+//! The flags as clap parses them. Only [`crate::config`] reads these: commands see the
+//! validated [`crate::config::Config`].
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+const MAIN_EXAMPLES: &str = "\
+Examples:
+  pith call read '{\"path\":\"src/main.rs\",\"limit\":40}'
+  echo '{\"command\":\"cargo test\"}' | pith call bash --cwd ~/project
+  pith batch --cwd ~/project < calls.jsonl
+  pith tools --tools read,edit
+  claude mcp add pith -- pith mcp --cwd ~/project";
+
+const CALL_EXAMPLES: &str = "\
+Examples:
+  pith call ls '{\"path\":\".\"}'
+  pith call read '{\"path\":\"Cargo.toml\",\"offset\":10,\"limit\":20}' --json
+  echo '{\"command\":\"ls -la\"}' | pith call bash
+  pith call edit '{\"path\":\"a.txt\",\"edits\":[{\"oldText\":\"foo\",\"newText\":\"bar\"}]}'
+
+Exit status: 0 on success, 1 when the tool reports an error, 2 on a usage error.";
+
+const BATCH_EXAMPLES: &str = "\
+Every stdin line is one call: {\"id\":ID,\"tool\":NAME,\"args\":{...}}. Calls start as soon as
+they are read and run concurrently (mutations of one file run in arrival order); stdout gets
+one line per call, in input order: {\"id\":ID,\"content\":[...],\"details\":...,\"isError\":BOOL}.
+Writes refuse to overwrite a file this batch has not read.
+
+Examples:
+  printf '%s\\n' '{\"id\":1,\"tool\":\"ls\",\"args\":{}}' '{\"id\":2,\"tool\":\"read\",\"args\":{\"path\":\"README.md\"}}' | pith batch
+  pith batch --cwd ~/project --tools read,grep,find < calls.jsonl";
+
+const TOOLS_EXAMPLES: &str = "\
+Examples:
+  pith tools
+  pith tools --json --tools read,write";
+
+const MCP_EXAMPLES: &str = "\
+Serves the tools over MCP on stdin/stdout (logs go to stderr). When the client offers
+MCP roots, the first root becomes the working directory.
+
+Examples:
+  pith mcp --cwd ~/project
+  pith mcp --tools read,grep,find,ls --log-level info
+  claude mcp add pith -- pith mcp --cwd ~/project";
+
+/// pith: the seven coding-agent tools (read, bash, edit, write, grep, find, ls) from the
+/// command line and as an MCP server.
+#[derive(Debug, Parser)]
+#[command(name = "pith", version, after_help = MAIN_EXAMPLES)]
+pub(crate) struct Cli {
+    #[command(subcommand)]
+    pub(crate) command: Command,
+
+    /// How much to log on stderr: off, error, warn, info, debug or trace (RUST_LOG, when set,
+    /// takes precedence). Example: --log-level info
+    #[arg(
+        long,
+        global = true,
+        value_enum,
+        default_value_t = LogLevel::Warn,
+        value_name = "LEVEL",
+        hide_possible_values = true
+    )]
+    pub(crate) log_level: LogLevel,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// Call one tool with JSON arguments and print its result.
+    #[command(after_help = CALL_EXAMPLES)]
+    Call(CallArgs),
+    /// Run tool calls from stdin (JSON lines) concurrently; print results in input order.
+    #[command(after_help = BATCH_EXAMPLES)]
+    Batch(BatchArgs),
+    /// Show the tool definitions (description, arguments, prompt guidelines).
+    #[command(after_help = TOOLS_EXAMPLES)]
+    Tools(ToolsArgs),
+    /// Serve the tools over MCP (JSON-RPC on stdin/stdout).
+    #[command(after_help = MCP_EXAMPLES)]
+    Mcp(McpArgs),
+}
+
+/// Flags every command that runs tools shares. The safety flags (`--root`, `--sandbox`,
+/// `--protect`) belong here too, so `call`, `batch` and `mcp` get them alike.
+#[derive(Debug, Args)]
+pub(crate) struct WorkspaceArgs {
+    /// Directory relative paths resolve against and commands run in [default: the current
+    /// directory]. Example: --cwd ~/project
+    #[arg(long, value_name = "DIR")]
+    pub(crate) cwd: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub(crate) selection: SelectionArgs,
+}
+
+/// `--tools`.
+#[derive(Debug, Args)]
+pub(crate) struct SelectionArgs {
+    /// Only these tools, comma-separated [default: all seven]. Example: --tools read,grep,find,ls
+    #[arg(long, value_name = "NAMES", value_delimiter = ',')]
+    pub(crate) tools: Option<Vec<String>>,
+}
+
+/// `pith call`.
+#[derive(Debug, Args)]
+pub(crate) struct CallArgs {
+    /// The tool to call: read, bash, edit, write, grep, find or ls.
+    #[arg(value_name = "TOOL")]
+    pub(crate) tool: String,
+
+    /// The arguments as a JSON object; read from stdin when omitted or `-`.
+    /// Example: '{"path":"src/lib.rs"}'
+    #[arg(value_name = "JSON")]
+    pub(crate) args: Option<String>,
+
+    /// Print one JSON object {"content":[...],"details":...,"isError":...} instead of text.
+    #[arg(long)]
+    pub(crate) json: bool,
+
+    #[command(flatten)]
+    pub(crate) workspace: WorkspaceArgs,
+}
+
+/// `pith batch`.
+#[derive(Debug, Args)]
+pub(crate) struct BatchArgs {
+    #[command(flatten)]
+    pub(crate) workspace: WorkspaceArgs,
+}
+
+/// `pith tools`.
+#[derive(Debug, Args)]
+pub(crate) struct ToolsArgs {
+    /// Print the definitions as a JSON array (name, title, description, inputSchema,
+    /// promptSnippet, promptGuidelines, annotations).
+    #[arg(long)]
+    pub(crate) json: bool,
+
+    #[command(flatten)]
+    pub(crate) selection: SelectionArgs,
+}
+
+/// `pith mcp`.
+#[derive(Debug, Args)]
+pub(crate) struct McpArgs {
+    #[command(flatten)]
+    pub(crate) workspace: WorkspaceArgs,
+}
+
+/// `--log-level`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum LogLevel {
+    /// Nothing.
+    Off,
+    /// Errors only.
+    Error,
+    /// Errors and warnings.
+    Warn,
+    /// Also what the server does.
+    Info,
+    /// Also protocol details.
+    Debug,
+    /// Everything.
+    Trace,
+}
+
+impl LogLevel {
+    /// The directive for `tracing_subscriber::EnvFilter`.
+    pub(crate) fn directive(self) -> &'static str {
+        match self {
+            LogLevel::Off => "off",
+            LogLevel::Error => "error",
+            LogLevel::Warn => "warn",
+            LogLevel::Info => "info",
+            LogLevel::Debug => "debug",
+            LogLevel::Trace => "trace",
+        }
+    }
+}

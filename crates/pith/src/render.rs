@@ -1,0 +1,118 @@
+//! How results look on stdout: model-facing text for people, JSON for scripts.
+
+use pith_tools::{Content, ToolResult};
+use serde_json::{Value, json};
+
+/// The model-facing text: text parts as they are, an image as a one-line placeholder.
+/// Ends with a newline unless empty.
+pub(crate) fn text(result: &ToolResult) -> String {
+    let mut out = String::new();
+    for part in &result.content {
+        match part {
+            Content::Text { text } => out.push_str(text),
+            Content::Image { data, mime_type } => {
+                out.push_str(&format!(
+                    "[image: {mime_type}, {} bytes base64]",
+                    data.len()
+                ));
+            }
+        }
+        if !out.is_empty() && !out.ends_with('\n') {
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// `{"content":[...],"details":...,"isError":...}`.
+pub(crate) fn json(result: &ToolResult) -> Value {
+    json!({
+        "content": result.content,
+        "details": result.details,
+        "isError": result.is_error,
+    })
+}
+
+/// One `pith batch` output line: the result with the call's id first.
+pub(crate) fn batch_line(id: &Value, result: &ToolResult) -> String {
+    json!({
+        "id": id,
+        "content": result.content,
+        "details": result.details,
+        "isError": result.is_error,
+    })
+    .to_string()
+}
+
+/// The display diff in `details.diff`, if the result has one.
+pub(crate) fn diff(result: &ToolResult) -> Option<&str> {
+    result.details.as_ref()?.get("diff")?.as_str()
+}
+
+const RED: &str = "\x1b[31m";
+const GREEN: &str = "\x1b[32m";
+const DIM: &str = "\x1b[2m";
+const RESET: &str = "\x1b[0m";
+
+/// The display diff with removed lines red, added lines green and context dim.
+pub(crate) fn colored_diff(diff: &str) -> String {
+    let mut out = String::with_capacity(diff.len() + diff.len() / 4);
+    for line in diff.lines() {
+        let color = match line.as_bytes().first() {
+            Some(b'-') => RED,
+            Some(b'+') => GREEN,
+            _ => DIM,
+        };
+        out.push_str(color);
+        out.push_str(line);
+        out.push_str(RESET);
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shows_an_image_as_a_placeholder_line() {
+        let result = ToolResult {
+            content: vec![
+                Content::text("Read image file [image/png]"),
+                Content::Image {
+                    data: "aGVsbG8=".to_owned(),
+                    mime_type: "image/png".to_owned(),
+                },
+            ],
+            details: None,
+            is_error: false,
+        };
+        assert_eq!(
+            text(&result),
+            "Read image file [image/png]\n[image: image/png, 8 bytes base64]\n"
+        );
+    }
+
+    #[test]
+    fn serialises_the_result_with_camel_case_keys() {
+        let result = ToolResult::error("boom").with_details(json!({"exitCode": 2}));
+        assert_eq!(
+            json(&result),
+            json!({"content":[{"type":"text","text":"boom"}],"details":{"exitCode":2},"isError":true})
+        );
+        assert_eq!(
+            batch_line(&json!("a"), &ToolResult::text("ok")),
+            r#"{"id":"a","content":[{"type":"text","text":"ok"}],"details":null,"isError":false}"#
+        );
+    }
+
+    #[test]
+    fn colours_removed_and_added_lines() {
+        let colored = colored_diff(" 1 a\n-2 b\n+2 c");
+        assert_eq!(
+            colored,
+            "\x1b[2m 1 a\x1b[0m\n\x1b[31m-2 b\x1b[0m\n\x1b[32m+2 c\x1b[0m\n"
+        );
+    }
+}

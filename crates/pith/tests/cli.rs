@@ -1,0 +1,355 @@
+//! `pith call`, `pith batch` and `pith tools`, driven through the real binary.
+// Marks the helpers as test code, where clippy allows unwrap.
+#![cfg(test)]
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use serde_json::{Value, json};
+use tempfile::TempDir;
+
+const SEVEN: [&str; 7] = ["read", "bash", "edit", "write", "grep", "find", "ls"];
+
+/// Runs pith with `args`, feeding `stdin`.
+fn pith(args: &[&str], stdin: &str) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_pith"))
+        .args(args)
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    input.write_all(stdin.as_bytes()).unwrap();
+    drop(input);
+    child.wait_with_output().unwrap()
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8(output.stdout.clone()).unwrap()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8(output.stderr.clone()).unwrap()
+}
+
+/// A workspace with one file, `hello.txt`.
+fn workspace() -> TempDir {
+    let dir = TempDir::new().unwrap();
+    std::fs::write(dir.path().join("hello.txt"), "hello\nworld\n").unwrap();
+    dir
+}
+
+fn cwd(dir: &TempDir) -> &str {
+    dir.path().to_str().unwrap()
+}
+
+fn call_json(dir: &TempDir, tool: &str, args: &Value) -> (Value, Option<i32>) {
+    let output = pith(
+        &["call", tool, &args.to_string(), "--json", "--cwd", cwd(dir)],
+        "",
+    );
+    let value = serde_json::from_str(&stdout(&output)).unwrap();
+    (value, output.status.code())
+}
+
+#[test]
+fn call_prints_the_model_facing_text_and_exits_zero() {
+    let dir = workspace();
+    let output = pith(&["call", "ls", r#"{"path":"."}"#, "--cwd", cwd(&dir)], "");
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(stdout(&output), "hello.txt\n");
+}
+
+#[test]
+fn call_json_prints_one_object_with_content_details_and_is_error() {
+    let dir = workspace();
+    let (value, code) = call_json(&dir, "ls", &json!({}));
+    assert_eq!(code, Some(0));
+    let object = value.as_object().unwrap();
+    let keys: Vec<&str> = object.keys().map(String::as_str).collect();
+    assert_eq!(keys, ["content", "details", "isError"]);
+    assert_eq!(
+        value["content"],
+        json!([{"type": "text", "text": "hello.txt"}])
+    );
+    assert!(value["details"].is_null() || value["details"].is_object());
+    assert_eq!(value["isError"], false);
+}
+
+#[test]
+fn call_exits_one_when_the_tool_reports_an_error() {
+    let dir = workspace();
+    let (value, code) = call_json(&dir, "read", &json!({"path": "missing.txt"}));
+    assert_eq!(code, Some(1));
+    assert_eq!(value["isError"], true);
+    let text = value["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("missing.txt"), "{text}");
+}
+
+#[test]
+fn call_names_the_bad_field_when_arguments_are_invalid() {
+    let dir = workspace();
+    let output = pith(
+        &["call", "read", r#"{"offset":"ten"}"#, "--cwd", cwd(&dir)],
+        "",
+    );
+    assert_eq!(output.status.code(), Some(1));
+    let text = stdout(&output);
+    assert!(text.contains("path"), "{text}");
+    assert!(text.contains("offset"), "{text}");
+}
+
+#[test]
+fn call_reads_the_arguments_from_stdin_when_omitted_or_dash() {
+    let dir = workspace();
+    let args = r#"{"path":"hello.txt"}"#;
+    for extra in [&[][..], &["-"][..]] {
+        let mut command = vec!["call", "read"];
+        command.extend_from_slice(extra);
+        command.extend_from_slice(&["--cwd", cwd(&dir)]);
+        let output = pith(&command, args);
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        assert_eq!(stdout(&output), "hello\nworld\n");
+    }
+}
+
+#[test]
+fn call_exits_two_with_one_line_on_stderr_when_the_json_is_invalid() {
+    let dir = workspace();
+    for (args, stdin) in [
+        (&["call", "ls", "{nope"][..], ""),
+        (&["call", "ls"][..], "[1,"),
+    ] {
+        let mut command = args.to_vec();
+        command.extend_from_slice(&["--cwd", cwd(&dir)]);
+        let output = pith(&command, stdin);
+        assert_eq!(output.status.code(), Some(2));
+        assert_eq!(stdout(&output), "");
+        let message = stderr(&output);
+        assert_eq!(message.lines().count(), 1, "{message}");
+        assert!(
+            message.starts_with("error: ") && message.contains("not valid JSON"),
+            "{message}"
+        );
+    }
+}
+
+#[test]
+fn usage_errors_exit_two() {
+    let dir = workspace();
+    let missing = dir.path().join("no-such-dir");
+    let cases: [&[&str]; 4] = [
+        &["call", "ls", "{}", "--frobnicate"],
+        &["call"],
+        &["call", "ls", "{}", "--cwd", missing.to_str().unwrap()],
+        &["nonsense"],
+    ];
+    for args in cases {
+        let output = pith(args, "");
+        assert_eq!(
+            output.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+        assert!(!stderr(&output).is_empty(), "{args:?}");
+    }
+    let output = pith(
+        &["call", "ls", "{}", "--cwd", missing.to_str().unwrap()],
+        "",
+    );
+    assert!(
+        stderr(&output).contains("no such directory"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn an_unknown_tool_is_an_error_result_listing_the_tools() {
+    let dir = workspace();
+    let (value, code) = call_json(&dir, "nope", &json!({}));
+    assert_eq!(code, Some(1));
+    let text = value["content"][0]["text"].as_str().unwrap();
+    assert!(text.starts_with("Tool nope not found"), "{text}");
+    assert!(
+        text.contains("read, bash, edit, write, grep, find, ls"),
+        "{text}"
+    );
+}
+
+#[test]
+fn tools_flag_restricts_the_tool_set() {
+    let dir = workspace();
+    let output = pith(
+        &[
+            "call",
+            "bash",
+            r#"{"command":"true"}"#,
+            "--tools",
+            "read,ls",
+            "--cwd",
+            cwd(&dir),
+        ],
+        "",
+    );
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stdout(&output).contains("Available tools: read, ls"),
+        "{}",
+        stdout(&output)
+    );
+
+    let output = pith(
+        &[
+            "call",
+            "ls",
+            "{}",
+            "--tools",
+            "read,lss",
+            "--cwd",
+            cwd(&dir),
+        ],
+        "",
+    );
+    assert_eq!(output.status.code(), Some(2));
+    let message = stderr(&output);
+    assert!(message.contains("'lss'"), "{message}");
+    assert!(
+        message.contains("read, bash, edit, write, grep, find, ls"),
+        "{message}"
+    );
+}
+
+#[test]
+fn tools_json_lists_the_seven_definitions_with_schemas() {
+    let output = pith(&["tools", "--json"], "");
+    assert_eq!(output.status.code(), Some(0));
+    let list: Vec<Value> = serde_json::from_str(&stdout(&output)).unwrap();
+    let names: Vec<&str> = list.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(names, SEVEN);
+    for tool in &list {
+        assert_eq!(tool["inputSchema"]["type"], "object", "{tool}");
+        assert!(tool["inputSchema"]["properties"].is_object(), "{tool}");
+        assert!(!tool["description"].as_str().unwrap().is_empty(), "{tool}");
+        assert!(tool["promptSnippet"].is_string(), "{tool}");
+        assert!(tool["promptGuidelines"].is_array(), "{tool}");
+    }
+
+    let output = pith(&["tools", "--json", "--tools", "ls,read"], "");
+    let list: Vec<Value> = serde_json::from_str(&stdout(&output)).unwrap();
+    let names: Vec<&str> = list.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["read", "ls"]);
+}
+
+#[test]
+fn tools_text_shows_each_tool_with_its_arguments() {
+    let output = pith(&["tools"], "");
+    assert_eq!(output.status.code(), Some(0));
+    let text = stdout(&output);
+    for name in SEVEN {
+        assert!(
+            text.contains(&format!("\n{name} — ")) || text.starts_with(&format!("{name} — ")),
+            "{name}"
+        );
+    }
+    assert!(text.contains("path (string, required)"), "{text}");
+}
+
+fn batch(dir: &TempDir, lines: &[String]) -> Vec<Value> {
+    let output = pith(&["batch", "--cwd", cwd(dir)], &(lines.join("\n") + "\n"));
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    stdout(&output)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect()
+}
+
+#[test]
+fn batch_prints_one_line_per_call_in_input_order_with_the_ids() {
+    let dir = workspace();
+    let mut lines = vec![
+        // The slowest call comes first: its line must still be printed first.
+        json!({"id": "slow", "tool": "bash", "args": {"command": "sleep 0.3; echo slow"}})
+            .to_string(),
+        "{this is not json".to_owned(),
+    ];
+    for index in 0..40 {
+        let line = match index % 3 {
+            0 => json!({"id": index, "tool": "ls", "args": {}}),
+            1 => json!({"id": index, "tool": "read", "args": {"offset": "x"}}),
+            _ => json!({"id": index, "tool": "nope"}),
+        };
+        lines.push(line.to_string());
+    }
+    lines.push(json!({"tool": "ls"}).to_string());
+    let results = batch(&dir, &lines);
+    assert_eq!(results.len(), lines.len());
+
+    assert_eq!(results[0]["id"], "slow");
+    assert_eq!(results[1]["id"], Value::Null);
+    assert_eq!(results[1]["isError"], true);
+    let text = results[1]["content"][0]["text"].as_str().unwrap();
+    assert!(text.starts_with("Invalid JSON on line 2"), "{text}");
+    for index in 0..40 {
+        let result = &results[index + 2];
+        assert_eq!(result["id"], index, "{result}");
+        let keys: Vec<&str> = result
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(keys, ["id", "content", "details", "isError"]);
+        assert_eq!(result["isError"], index % 3 != 0, "{result}");
+    }
+    assert_eq!(results[42]["id"], Value::Null);
+    assert_eq!(results[42]["content"][0]["text"], "hello.txt");
+}
+
+#[test]
+fn batch_runs_calls_concurrently() {
+    let dir = workspace();
+    // The first call waits for a file only the second call creates: run one after the
+    // other, the first would time out.
+    let lines = [
+        json!({"id": 1, "tool": "bash", "args": {"command": "while [ ! -f go ]; do sleep 0.02; done; echo waited", "timeout": 20}}).to_string(),
+        json!({"id": 2, "tool": "bash", "args": {"command": "touch go; echo started"}}).to_string(),
+    ];
+    let results = batch(&dir, &lines);
+    assert_eq!(
+        results[0]["content"][0]["text"], "waited\n",
+        "{}",
+        results[0]
+    );
+    assert_eq!(
+        results[1]["content"][0]["text"], "started\n",
+        "{}",
+        results[1]
+    );
+}
+
+#[test]
+fn batch_is_one_session_that_refuses_to_overwrite_unread_files() {
+    let dir = workspace();
+    let write = json!({"id": 1, "tool": "write", "args": {"path": "hello.txt", "content": "new"}});
+    let results = batch(&dir, &[write.to_string()]);
+    assert_eq!(results[0]["isError"], true, "{}", results[0]);
+    assert_eq!(read(dir.path(), "hello.txt"), "hello\nworld\n");
+
+    // `pith call` is a one-shot: it may overwrite.
+    let (value, code) = call_json(
+        &dir,
+        "write",
+        &json!({"path": "hello.txt", "content": "new"}),
+    );
+    assert_eq!(code, Some(0), "{value}");
+    assert_eq!(read(dir.path(), "hello.txt"), "new");
+}
+
+fn read(dir: &Path, name: &str) -> String {
+    std::fs::read_to_string(dir.join(name)).unwrap()
+}

@@ -1,0 +1,365 @@
+//! `pith mcp` spoken to in raw JSON-RPC over stdio.
+// Marks the helpers as test code, where clippy allows unwrap.
+#![cfg(test)]
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use tempfile::TempDir;
+
+/// Long enough for any answer on a loaded machine; only reached when something hangs.
+const PATIENCE: Duration = Duration::from_secs(20);
+
+/// A running `pith mcp` and what it wrote.
+struct Server {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<Value>,
+    /// Notifications seen while waiting for responses.
+    notifications: Vec<Value>,
+}
+
+impl Server {
+    /// Starts `pith mcp --cwd dir` without the handshake.
+    fn spawn(dir: &TempDir) -> Server {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_pith"))
+            .args(["mcp", "--cwd", dir.path().to_str().unwrap()])
+            .env_remove("RUST_LOG")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (sender, lines) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                let value = serde_json::from_str(&line).unwrap_or_else(|error| {
+                    panic!("stdout carried a non-JSON line {line:?}: {error}")
+                });
+                if sender.send(value).is_err() {
+                    break;
+                }
+            }
+        });
+        let stdin = child.stdin.take();
+        Server {
+            child,
+            stdin,
+            lines,
+            notifications: Vec::new(),
+        }
+    }
+
+    /// Starts the server and completes the handshake.
+    fn start(dir: &TempDir) -> Server {
+        let mut server = Server::spawn(dir);
+        let response = server.request(
+            0,
+            "initialize",
+            json!({
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "pith-tests", "version": "0"},
+            }),
+        );
+        assert!(response["result"].is_object(), "{response}");
+        server.send_line(
+            &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string(),
+        );
+        server
+    }
+
+    fn send_line(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().unwrap();
+        stdin.write_all(line.as_bytes()).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    fn send(&mut self, id: i64, method: &str, params: Value) {
+        let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        self.send_line(&message.to_string());
+    }
+
+    /// The next message with this id; notifications on the way are kept.
+    fn response(&mut self, id: &Value) -> Value {
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let message = match self.lines.recv_timeout(left) {
+                Ok(message) => message,
+                Err(RecvTimeoutError::Timeout) => panic!("no response to {id} in {PATIENCE:?}"),
+                Err(RecvTimeoutError::Disconnected) => panic!("the server closed stdout"),
+            };
+            if message.get("id") == Some(id) && message.get("method").is_none() {
+                return message;
+            }
+            self.notifications.push(message);
+        }
+    }
+
+    fn request(&mut self, id: i64, method: &str, params: Value) -> Value {
+        self.send(id, method, params);
+        self.response(&json!(id))
+    }
+
+    fn call(&mut self, id: i64, tool: &str, arguments: Value) -> Value {
+        let response = self.request(
+            id,
+            "tools/call",
+            json!({"name": tool, "arguments": arguments}),
+        );
+        response["result"].clone()
+    }
+
+    /// Closes stdin and waits for the exit; `None` if it did not exit in time.
+    fn close_and_wait(&mut self, limit: Duration) -> Option<std::process::ExitStatus> {
+        drop(self.stdin.take());
+        let deadline = Instant::now() + limit;
+        while Instant::now() < deadline {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return Some(status);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        None
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn text(result: &Value) -> &str {
+    result["content"][0]["text"].as_str().unwrap_or_default()
+}
+
+/// Whether a process whose command line contains `marker` is alive.
+fn process_alive(marker: &str) -> bool {
+    let output = Command::new("pgrep").args(["-f", marker]).output().unwrap();
+    output.status.success()
+}
+
+fn wait_until_gone(marker: &str) -> bool {
+    let deadline = Instant::now() + PATIENCE;
+    while Instant::now() < deadline {
+        if !process_alive(marker) {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    false
+}
+
+#[test]
+fn initialize_names_the_server_and_offers_tools() {
+    let dir = TempDir::new().unwrap();
+    let mut server = Server::spawn(&dir);
+    let response = server.request(
+        1,
+        "initialize",
+        json!({
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "pith-tests", "version": "0"},
+        }),
+    );
+    let result = &response["result"];
+    assert_eq!(result["serverInfo"]["name"], "pith");
+    assert_eq!(result["serverInfo"]["version"], env!("CARGO_PKG_VERSION"));
+    assert!(result["capabilities"]["tools"].is_object(), "{result}");
+    let instructions = result["instructions"].as_str().unwrap();
+    assert!(
+        instructions.contains("read, bash, edit, write, grep, find, ls"),
+        "{instructions}"
+    );
+}
+
+#[test]
+fn tools_list_gives_the_seven_tools_with_annotations() {
+    let dir = TempDir::new().unwrap();
+    let mut server = Server::start(&dir);
+    let response = server.request(1, "tools/list", json!({}));
+    let tools = response["result"]["tools"].as_array().unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        ["read", "bash", "edit", "write", "grep", "find", "ls"]
+    );
+    for tool in tools {
+        let name = tool["name"].as_str().unwrap();
+        let annotations = &tool["annotations"];
+        let read_only = matches!(name, "read" | "grep" | "find" | "ls");
+        assert_eq!(annotations["readOnlyHint"], read_only, "{tool}");
+        assert_eq!(annotations["destructiveHint"], !read_only, "{tool}");
+        assert_eq!(annotations["openWorldHint"], false, "{tool}");
+        assert!(annotations["idempotentHint"].is_boolean(), "{tool}");
+        assert!(tool["title"].is_string(), "{tool}");
+        assert!(tool["description"].is_string(), "{tool}");
+        assert_eq!(tool["inputSchema"]["type"], "object", "{tool}");
+    }
+}
+
+#[test]
+fn bad_arguments_give_an_error_result_naming_the_field() {
+    let dir = TempDir::new().unwrap();
+    let mut server = Server::start(&dir);
+    let result = server.call(1, "read", json!({"path": "a.txt", "limit": "lots"}));
+    assert_eq!(result["isError"], true, "{result}");
+    assert!(text(&result).contains("limit"), "{result}");
+
+    let response = server.request(2, "tools/call", json!({"name": "edit"}));
+    assert_eq!(response["result"]["isError"], true, "{response}");
+    assert!(text(&response["result"]).contains("path"), "{response}");
+}
+
+#[test]
+fn an_unknown_tool_gives_an_error_result() {
+    let dir = TempDir::new().unwrap();
+    let mut server = Server::start(&dir);
+    let result = server.call(1, "nope", json!({}));
+    assert_eq!(result["isError"], true, "{result}");
+    assert!(text(&result).starts_with("Tool nope not found"), "{result}");
+}
+
+#[test]
+fn malformed_json_gets_a_parse_error_and_the_server_keeps_answering() {
+    let dir = TempDir::new().unwrap();
+    let mut server = Server::start(&dir);
+    server.send_line("{\"jsonrpc\": \"2.0\", \"id\": 5, \"method\": ");
+    let response = server.response(&Value::Null);
+    assert_eq!(response["error"]["code"], -32700, "{response}");
+
+    let response = server.request(6, "tools/list", json!({}));
+    assert_eq!(response["result"]["tools"].as_array().unwrap().len(), 7);
+}
+
+#[test]
+fn an_unknown_method_gets_a_json_rpc_error() {
+    let dir = TempDir::new().unwrap();
+    let mut server = Server::start(&dir);
+    let response = server.request(1, "tools/frobnicate", json!({}));
+    assert_eq!(response["error"]["code"], -32601, "{response}");
+    let response = server.request(2, "ping", json!({}));
+    assert!(response["result"].is_object(), "{response}");
+}
+
+#[test]
+fn details_go_to_meta_and_never_into_the_text() {
+    let dir = TempDir::new().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "one\ntwo\n").unwrap();
+    let mut server = Server::start(&dir);
+    let result = server.call(
+        1,
+        "edit",
+        json!({"path": "a.txt", "edits": [{"oldText": "two", "newText": "2"}]}),
+    );
+    assert_eq!(result["isError"], false, "{result}");
+    let diff = result["_meta"]["pith/details"]["diff"].as_str().unwrap();
+    assert!(diff.contains("+2 2"), "{diff}");
+    assert!(!text(&result).contains("+2 2"), "{result}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("a.txt")).unwrap(),
+        "one\n2\n"
+    );
+}
+
+#[test]
+fn a_running_bash_reports_progress_when_asked() {
+    let dir = TempDir::new().unwrap();
+    let mut server = Server::start(&dir);
+    let command = "for i in 1 2 3 4 5; do echo line$i; sleep 0.3; done";
+    server.send(
+        1,
+        "tools/call",
+        json!({
+            "name": "bash",
+            "arguments": {"command": command},
+            "_meta": {"progressToken": "tail"},
+        }),
+    );
+    let response = server.response(&json!(1));
+    assert_eq!(response["result"]["isError"], false, "{response}");
+    let progress: Vec<&Value> = server
+        .notifications
+        .iter()
+        .filter(|n| n["method"] == "notifications/progress")
+        .map(|n| &n["params"])
+        .collect();
+    assert!(progress.len() >= 2, "{:?}", server.notifications);
+    assert!(progress.iter().all(|p| p["progressToken"] == "tail"));
+    let counters: Vec<f64> = progress
+        .iter()
+        .map(|p| p["progress"].as_f64().unwrap())
+        .collect();
+    assert!(counters.windows(2).all(|w| w[0] < w[1]), "{counters:?}");
+    let last = progress.last().unwrap()["message"].as_str().unwrap();
+    assert!(last.contains("line"), "{last}");
+}
+
+#[test]
+fn cancelling_a_call_kills_its_process() {
+    let dir = TempDir::new().unwrap();
+    let mut server = Server::start(&dir);
+    let marker = "sleep 100.4711";
+    server.send(
+        1,
+        "tools/call",
+        json!({"name": "bash", "arguments": {"command": marker}}),
+    );
+    let deadline = Instant::now() + PATIENCE;
+    while !process_alive(marker) {
+        assert!(Instant::now() < deadline, "the command never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    server.send_line(
+        &json!({
+            "jsonrpc": "2.0",
+            "method": "notifications/cancelled",
+            "params": {"requestId": 1, "reason": "test"},
+        })
+        .to_string(),
+    );
+    assert!(
+        wait_until_gone(marker),
+        "{marker} still runs after the cancel"
+    );
+    // The server still serves.
+    let response = server.request(2, "ping", json!({}));
+    assert!(response["result"].is_object(), "{response}");
+}
+
+#[test]
+fn stdin_eof_ends_the_server_and_its_children() {
+    let dir = TempDir::new().unwrap();
+    let mut idle = Server::start(&dir);
+    let status = idle.close_and_wait(Duration::from_secs(10));
+    assert!(status.is_some_and(|s| s.success()), "{status:?}");
+
+    let mut busy = Server::start(&dir);
+    let marker = "sleep 100.4712";
+    busy.send(
+        1,
+        "tools/call",
+        json!({"name": "bash", "arguments": {"command": marker}}),
+    );
+    let deadline = Instant::now() + PATIENCE;
+    while !process_alive(marker) {
+        assert!(Instant::now() < deadline, "the command never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let status = busy.close_and_wait(Duration::from_secs(15));
+    assert!(
+        status.is_some(),
+        "the server did not exit after stdin closed"
+    );
+    assert!(wait_until_gone(marker), "{marker} outlived the server");
+}

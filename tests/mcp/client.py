@@ -1,0 +1,169 @@
+"""pith mcp driven by the official Python MCP SDK (mcp==2.3.0) as a stdio client.
+
+Usage: client.py PATH_TO_PITH
+
+Checks: initialize, tools/list, a call of each of the seven tools in a temporary
+workspace (offered to the server as an MCP root), details in _meta, argument errors,
+progress notifications from a slow bash, and cancelling a `sleep 100` (its process
+must be gone). Prints one line per check; exits 1 if any check failed.
+"""
+
+import asyncio
+import base64
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import mcp.types as types
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+SEVEN = ["read", "bash", "edit", "write", "grep", "find", "ls"]
+READ_ONLY = {"read", "grep", "find", "ls"}
+PNG_1X1 = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
+)
+
+failures = []
+
+
+def check(name, condition, detail=""):
+    print(f"{'ok  ' if condition else 'FAIL'} {name}" + ("" if condition else f": {detail}"))
+    if not condition:
+        failures.append(name)
+
+
+def text_of(result):
+    return "\n".join(part.text for part in result.content if part.type == "text")
+
+
+def process_alive(marker):
+    return subprocess.run(["pgrep", "-f", marker], capture_output=True).returncode == 0
+
+
+async def wait_for(predicate, seconds):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        await asyncio.sleep(0.05)
+    return predicate()
+
+
+async def call_each_tool(session, work):
+    result = await session.call_tool("ls", {"path": "."})
+    check("ls lists the workspace offered as a root", "hello.txt" in text_of(result).splitlines(), text_of(result))
+
+    result = await session.call_tool("read", {"path": "hello.txt"})
+    check("read returns the file", not result.is_error and "hello world" in text_of(result), text_of(result))
+
+    result = await session.call_tool("read", {"path": "pixel.png"})
+    kinds = [part.type for part in result.content]
+    check("read returns an image as image content", "image" in kinds, kinds)
+
+    result = await session.call_tool("write", {"path": "out/new.txt", "content": "alpha\nbeta\n"})
+    written = (work / "out/new.txt").read_text() if (work / "out/new.txt").exists() else None
+    check("write creates the file", not result.is_error and written == "alpha\nbeta\n", text_of(result))
+
+    result = await session.call_tool(
+        "edit", {"path": "out/new.txt", "edits": [{"oldText": "beta", "newText": "gamma"}]}
+    )
+    details = (result.meta or {}).get("pith/details") or {}
+    check("edit applies the change", (work / "out/new.txt").read_text() == "alpha\ngamma\n", text_of(result))
+    check("edit puts the diff in _meta, not in the text",
+          "gamma" in str(details.get("diff", "")) and "+2" not in text_of(result), result.meta)
+
+    result = await session.call_tool("grep", {"pattern": "hello"})
+    check("grep finds the line", "hello.txt:1:" in text_of(result), text_of(result))
+
+    result = await session.call_tool("find", {"pattern": "*.txt"})
+    check("find finds the files", "hello.txt" in text_of(result), text_of(result))
+
+    result = await session.call_tool("bash", {"command": "echo from-bash; pwd"})
+    check("bash runs in the workspace", "from-bash" in text_of(result) and str(work) in text_of(result),
+          text_of(result))
+
+    result = await session.call_tool("read", {"path": "hello.txt", "offset": "first"})
+    check("bad arguments give an error result naming the field",
+          result.is_error and "offset" in text_of(result), text_of(result))
+
+    result = await session.call_tool("nope", {})
+    check("an unknown tool gives an error result", result.is_error and "nope" in text_of(result), text_of(result))
+
+
+async def progress_and_cancel(session):
+    updates = []
+
+    async def on_progress(progress, total, message):
+        updates.append((progress, message))
+
+    result = await session.call_tool(
+        "bash", {"command": "for i in 1 2 3 4 5; do echo $i; sleep 0.3; done"}, progress_callback=on_progress
+    )
+    check("slow bash finishes", not result.is_error and text_of(result).split() == ["1", "2", "3", "4", "5"],
+          text_of(result))
+    counters = [progress for progress, _ in updates]
+    check("progress notifications arrive while bash runs", len(updates) >= 2, updates)
+    check("progress counters increase", counters == sorted(set(counters)), counters)
+    check("progress messages carry the output tail", any(message and "1" in message for _, message in updates),
+          updates)
+
+    marker = f"sleep 100.{os.getpid()}"
+    started = time.monotonic()
+    try:
+        await session.call_tool("bash", {"command": marker}, read_timeout_seconds=1.5)
+        check("the sleep is cancelled", False, "the call returned")
+    except Exception as error:  # the SDK raises MCPError on timeout and sends notifications/cancelled
+        check("the client times out the sleep", time.monotonic() - started < 10, repr(error))
+    gone = await wait_for(lambda: not process_alive(marker), 10)
+    check("the cancelled sleep's process is gone", gone, marker)
+
+    await session.send_ping()
+    check("the server still answers after the cancel", True)
+
+
+async def main(pith):
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp, "workspace").resolve()
+        elsewhere = Path(tmp, "elsewhere").resolve()
+        work.mkdir()
+        elsewhere.mkdir()
+        (work / "hello.txt").write_text("hello world\n")
+        (work / "pixel.png").write_bytes(PNG_1X1)
+
+        async def list_roots(context):
+            return types.ListRootsResult(roots=[types.Root(uri=work.as_uri(), name="workspace")])
+
+        # --cwd points elsewhere: the client's root must win.
+        params = StdioServerParameters(command=pith, args=["mcp", "--cwd", str(elsewhere)], env=dict(os.environ))
+        with open(Path(tmp, "server-stderr.log"), "w") as errlog:
+            async with stdio_client(params, errlog=errlog) as (read, write):
+                async with ClientSession(read, write, list_roots_callback=list_roots) as session:
+                    init = await session.initialize()
+                    check("initialize names the server pith", init.server_info.name == "pith", init.server_info)
+
+                    tools = (await session.list_tools()).tools
+                    names = [tool.name for tool in tools]
+                    check("tools/list gives the seven tools", names == SEVEN, names)
+                    for tool in tools:
+                        hints = tool.annotations
+                        check(f"{tool.name} annotations",
+                              hints is not None and hints.read_only_hint == (tool.name in READ_ONLY)
+                              and hints.destructive_hint == (tool.name not in READ_ONLY)
+                              and hints.open_world_hint is False, hints)
+
+                    await call_each_tool(session, work)
+                    await progress_and_cancel(session)
+        if failures:
+            print("--- server stderr ---")
+            print(Path(tmp, "server-stderr.log").read_text())
+
+    print(f"{len(failures)} failed" if failures else "all Python SDK checks passed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(main(sys.argv[1])))
