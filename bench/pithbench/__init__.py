@@ -1,0 +1,1 @@
+"""Python package of bench/run: see bench/README.md."""

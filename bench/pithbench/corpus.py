@@ -20,7 +20,6 @@ bench/README.md, "Same answer"):
 from __future__ import annotations
 
 import json
-import os
 import random
 import shutil
 from dataclasses import dataclass
@@ -278,10 +277,3 @@ class Corpus:
             shutil.rmtree(self.scratch)
         self.scratch.mkdir(parents=True)
 
-
-def dir_size(path: Path) -> int:
-    total = 0
-    for dirpath, _, names in os.walk(path):
-        for n in names:
-            total += os.path.getsize(os.path.join(dirpath, n))
-    return total

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from . import peers, procs, report
-from .corpus import Corpus, Params, dir_size
+from .corpus import Corpus, Params
 from .procs import PiRunner
 from .scenarios import Ctx, build
 

@@ -110,7 +110,7 @@ def versions(rg: str, fd: str, pith: str | None) -> dict:
     dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO,
                            capture_output=True, text=True)
     return {
-        "pith": (_version([pith, "--version"]) if pith else None) or "unknown",
+        "pith": ((_version([pith, "--version"]) or "").removeprefix("pith ") if pith else "") or "unknown",
         "pith_commit": git.stdout.strip() + ("+dirty" if dirty.stdout.strip() else ""),
         "pi": json.loads((BENCH / "node_modules" / PI_PACKAGE / "package.json").read_text())["version"],
         "node": _version(["node", "--version"]),

@@ -15,7 +15,7 @@ from .corpus import Corpus
 from .procs import Answer, PiRunner, pith_batch, pith_call, run_oneshot
 
 PER_PROCESS = "per process"  # a fresh OS process per measured run, start-up included
-PER_REQUEST = "per request"  # one request to an already running process
+PER_REQUEST = "per request (warm Node runner)"  # one request to an already running process
 
 
 @dataclass
@@ -178,7 +178,7 @@ def build(ctx: Ctx) -> list[Scenario]:
                 return f"entry {i}: {g!r}, want {w!r}"
         return f"{len(got)} entries, want {len(want_ls)}"
 
-    scenarios.append(Scenario("ls", f"ls of a {len(m['ls_names'])}-entry directory (first 500 entries)",
+    scenarios.append(Scenario("ls", f"ls of a {len(m['ls_names'])}-entry directory (limit 500)",
                               tool_sides("ls", {"path": "lsdir", "limit": 500}, root, check_ls)))
 
     # ------------------------------------------------------------------ read

@@ -4,10 +4,12 @@
 use libfuzzer_sys::fuzz_target;
 use pith_text::{Edit, apply_edits, display_diff, unified_patch};
 
-/// Input layout: fields separated by NUL bytes; the first is the file, then pairs of
-/// old/new texts.
+// Input layout: fields separated by NUL bytes; the first is the file, then pairs of
+// old/new texts.
 fuzz_target!(|data: &[u8]| {
-    let Ok(text) = std::str::from_utf8(data) else { return };
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
     let mut fields = text.split('\0');
     let original = fields.next().unwrap_or_default();
     let fields: Vec<&str> = fields.collect();
@@ -21,11 +23,18 @@ fuzz_target!(|data: &[u8]| {
     match apply_edits(original, &edits) {
         Ok(outcome) => {
             let lf = |text: &str| text.replace("\r\n", "\n").replace('\r', "\n");
-            let body = outcome.file_text.strip_prefix('\u{feff}').unwrap_or(&outcome.file_text);
+            let body = outcome
+                .file_text
+                .strip_prefix('\u{feff}')
+                .unwrap_or(&outcome.file_text);
             if original.starts_with('\u{feff}') {
                 assert!(outcome.file_text.starts_with('\u{feff}'));
             }
-            let written = if original.starts_with('\u{feff}') { body } else { &outcome.file_text };
+            let written = if original.starts_with('\u{feff}') {
+                body
+            } else {
+                &outcome.file_text
+            };
             assert_eq!(lf(written), outcome.new_content);
             assert_eq!(outcome.matches.len(), edits.len());
             let _ = display_diff(&outcome.old_content, &outcome.new_content, 4);

@@ -5,9 +5,16 @@ use libfuzzer_sys::fuzz_target;
 use pith_text::{TruncationLimits, clip_line, truncate_head, truncate_tail};
 
 fuzz_target!(|data: &[u8]| {
-    let Some((&[lines, bytes], rest)) = data.split_first_chunk::<2>() else { return };
-    let Ok(text) = std::str::from_utf8(rest) else { return };
-    let limits = TruncationLimits { max_lines: usize::from(lines % 32), max_bytes: usize::from(bytes) };
+    let Some((&[lines, bytes], rest)) = data.split_first_chunk::<2>() else {
+        return;
+    };
+    let Ok(text) = std::str::from_utf8(rest) else {
+        return;
+    };
+    let limits = TruncationLimits {
+        max_lines: usize::from(lines % 32),
+        max_bytes: usize::from(bytes),
+    };
     let head = truncate_head(text, limits);
     let tail = truncate_tail(text, limits);
     for result in [&head, &tail] {
@@ -20,6 +27,11 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(result.output_bytes, result.content.len());
     }
     assert!(text.starts_with(&head.content));
-    assert!(text.ends_with(&tail.content) || text.strip_suffix('\n').is_some_and(|t| t.ends_with(&tail.content)));
+    assert!(
+        text.ends_with(&tail.content)
+            || text
+                .strip_suffix('\n')
+                .is_some_and(|t| t.ends_with(&tail.content))
+    );
     let _ = clip_line(text, usize::from(lines));
 });

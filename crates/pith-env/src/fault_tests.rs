@@ -3,7 +3,7 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
-use super::{Fault, FaultError, Faults, FaultyEnv, FaultyFs, Operation};
+use super::{Fault, FaultError, Faults, FaultyEnv, FaultyFs, Fired, Operation};
 use crate::conformance::{Fixture, run_all};
 use crate::{
     Env, ExecError, ExecRequest, FileSystem, FindRequest, FsErrorKind, GrepRequest, LocalEnv,
@@ -45,10 +45,11 @@ async fn fails_only_the_nth_watched_operation() {
     );
     assert_eq!(
         faulty.faults().fired(),
-        [(
-            Operation::Read,
-            FaultError::Fs(FsErrorKind::PermissionDenied)
-        )]
+        [Fired {
+            operation: Operation::Read,
+            path: PathBuf::from("/w/a.txt"),
+            error: FaultError::Fs(FsErrorKind::PermissionDenied),
+        }]
     );
 }
 

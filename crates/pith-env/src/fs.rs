@@ -109,6 +109,13 @@ pub trait FileSystem: Send + Sync {
     /// `mkdir -p`.
     async fn create_dir_all(&self, path: &Path) -> Result<(), FsError>;
 
+    /// `rmdir`: removes an empty directory (a write uses it to undo the
+    /// directories it created when the write itself fails). Adapters that
+    /// cannot remove directories keep the default, which reports `Unsupported`.
+    async fn remove_dir(&self, path: &Path) -> Result<(), FsError> {
+        Err(FsError::new(crate::FsErrorKind::Unsupported, path))
+    }
+
     /// The user's home directory as this environment sees it, if any.
     fn home_dir(&self) -> Option<PathBuf>;
 }

@@ -339,7 +339,6 @@ impl SandboxStatus {
         } else {
             "network: not restricted".into()
         });
-        lines.push("file tools (write, edit): limited to the workspace roots by pith itself when roots are set".into());
         lines.join("\n")
     }
 }

@@ -7,4 +7,5 @@
 
 mod conformance;
 mod exec;
+mod sandbox;
 mod search;

@@ -1,7 +1,7 @@
 //! MCP roots: the client's idea of the workspace.
 //!
-//! The first root that is a directory becomes the session's working directory. All roots
-//! are returned as well: they are the allowed roots the safety policy will enforce.
+//! The first root that is a directory becomes the session's working directory. Every root
+//! becomes an allowed root of the workspace policy and a writable directory of the sandbox.
 
 use std::path::PathBuf;
 
@@ -41,10 +41,21 @@ pub(crate) async fn client_workspace(
 /// its environment, configuration, tool selection and mutation queue.
 pub(crate) fn toolset_for(base: &ToolSet, workspace: &ClientWorkspace) -> ToolSet {
     let names: Vec<&str> = base.definitions().iter().map(|d| d.name).collect();
-    // The safety issue adds `workspace.roots` as the allowed roots here.
+    let mut config = base.config().as_ref().clone();
+    // The client's roots are allowed roots too, for the file tools and the sandbox.
+    if let Some(policy) = &mut config.workspace {
+        for root in &workspace.roots {
+            policy.add_root(root.clone());
+        }
+    }
+    for root in &workspace.roots {
+        if !config.sandbox.writable.contains(root) {
+            config.sandbox.writable.push(root.clone());
+        }
+    }
     ToolSet::builder(base.env().clone())
         .cwd(&workspace.cwd)
-        .config(base.config().as_ref().clone())
+        .config(config)
         .tools(&names)
         .queue(base.queue().clone())
         .build()

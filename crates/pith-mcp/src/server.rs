@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use pith_env::SandboxStatus;
 use pith_tools::{CallOptions, Session, ToolSet};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, ErrorCode,
@@ -124,6 +125,18 @@ fn instructions(toolset: &ToolSet) -> String {
         text.push_str(&format!(
             "\n- {}: {}",
             definition.name, definition.prompt_snippet
+        ));
+    }
+    let config = toolset.config();
+    text.push_str("\nSafety, as enforced:\n");
+    text.push_str(&SandboxStatus::probe().describe(&config.sandbox));
+    if let Some(policy) = &config.workspace {
+        let roots: Vec<String> =
+            policy.roots().iter().map(|root| root.display().to_string()).collect();
+        text.push_str(&format!(
+            "\nworkspace roots: {} and the client's MCP roots (write and edit refuse paths outside them; .git/{} protected)",
+            roots.join(", "),
+            policy.protected().iter().map(|glob| format!(", {glob}")).collect::<String>()
         ));
     }
     text

@@ -5,6 +5,9 @@ use std::time::Duration;
 
 use similar::{ChangeTag, TextDiff};
 
+use crate::middle::Middle;
+use crate::search::count_newlines;
+
 /// Diffs of huge, very different texts stop refining after this long (the result is still a
 /// correct diff, just not a minimal one).
 const DIFF_TIMEOUT: Duration = Duration::from_secs(2);
@@ -72,13 +75,14 @@ fn runs<'a>(diff: &'a TextDiff<'a, 'a, str>) -> Vec<Run<'a>> {
 /// `...` line where unchanged lines are skipped.
 #[must_use]
 pub fn display_diff(old: &str, new: &str, context: usize) -> DisplayDiff {
-    let diff = line_diff(old, new);
-    let runs = runs(&diff);
-    let largest = old.split('\n').count().max(new.split('\n').count());
+    let largest = count_newlines(old.as_bytes()).max(count_newlines(new.as_bytes())) + 1;
     let width = largest.to_string().len();
+    let middle = Middle::new(old, new, context + 1);
+    let diff = line_diff(middle.old, middle.new);
+    let runs = runs(&diff);
     let skip = format!(" {} ...", " ".repeat(width));
     let mut out: Vec<String> = Vec::new();
-    let (mut old_line, mut new_line) = (1_usize, 1_usize);
+    let (mut old_line, mut new_line) = (1 + middle.skipped_lines, 1 + middle.skipped_lines);
     let mut first_changed_line = None;
     let mut last_was_change = false;
     for (index, run) in runs.iter().enumerate() {
@@ -148,14 +152,16 @@ pub fn display_diff(old: &str, new: &str, context: usize) -> DisplayDiff {
 /// markers. It always ends with a newline, and `patch` or `git apply` apply it to `old`.
 #[must_use]
 pub fn unified_patch(path: &str, old: &str, new: &str, context: usize) -> String {
-    let diff = line_diff(old, new);
+    let middle = Middle::new(old, new, context + 1);
+    let diff = line_diff(middle.old, middle.new);
+    let skipped = middle.skipped_lines;
     let mut out = format!("--- {path}\n+++ {path}\n");
     for group in diff.grouped_ops(context) {
         let (Some(first), Some(last)) = (group.first(), group.last()) else {
             continue;
         };
-        let old_range = first.old_range().start..last.old_range().end;
-        let new_range = first.new_range().start..last.new_range().end;
+        let old_range = skipped + first.old_range().start..skipped + last.old_range().end;
+        let new_range = skipped + first.new_range().start..skipped + last.new_range().end;
         let _ = writeln!(
             out,
             "@@ -{} +{} @@",

@@ -41,13 +41,36 @@
 //!
 //! # Performance
 //!
-//! PERFORMANCE_PLACEHOLDER
+//! Everything is linear in the size of the input. Measured with `cargo bench -p pith-text`
+//! (divan, release, fastest of 10–20 samples) on a shared 2-core x86-64 machine while other
+//! builds ran, so take the numbers as orders of magnitude; the input is a generated
+//! four-space-indented source file with the edited line in its middle:
+//!
+//! | benchmark | time |
+//! | --- | --- |
+//! | copy 20 MiB once (allocator reuses warm memory) | 1.5 ms |
+//! | copy 20 MiB three times, keeping all three (fresh memory) | 48–51 ms |
+//! | exact edit of one line, 20 MiB | 39–50 ms |
+//! | normalised edit (curly quotes), 5 / 10 / 20 MiB | 4.4 / 30 / 67 ms |
+//! | whitespace edit (tab for spaces), 5 / 10 / 20 MiB | 13 / 44 / 98 ms |
+//! | display diff + unified patch of that edit, 20 MiB | 6.1 ms |
+//! | `truncate_head` / `truncate_tail`, 100 MiB | 15 / 15 ms |
+//!
+//! An exact edit costs what its result costs: an [`EditOutcome`] holds three owned copies
+//! of the file (old content, new content, file text), and writing them into fresh memory
+//! is nearly all of the time; the search itself (`memchr`/`memmem` scans) takes about 2 ms.
+//! So the edit runs within 3× of copying the file into fresh memory, but not of the warm
+//! single copy. The fuzzy rungs add one normalisation pass (and, for the whitespace rung,
+//! one hashing pass over the lines); they roughly double from 10 to 20 MiB, which is linear
+//! plus allocation. Diffs only look at the changed lines and a few lines of context around
+//! them, and truncation is bounded by one SIMD newline count over the input.
 
 mod closest;
 mod diff;
 mod edit;
 mod error;
 mod lines;
+mod middle;
 mod names;
 mod normalize;
 mod search;

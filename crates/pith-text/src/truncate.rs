@@ -127,7 +127,7 @@ pub fn count_lines(text: &str) -> usize {
     if text.is_empty() {
         return 0;
     }
-    let newlines = memchr::memchr_iter(b'\n', text.as_bytes()).count();
+    let newlines = crate::search::count_newlines(text.as_bytes());
     if text.ends_with('\n') {
         newlines
     } else {

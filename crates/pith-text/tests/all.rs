@@ -1,8 +1,12 @@
-//! Integration tests of pith-text: properties of the whole engine and the real `patch`.
+//! Integration tests of pith-text: edit fixtures, properties of the whole engine and the
+//! real `patch`.
 
 #[cfg(test)]
 mod support;
 
+#[cfg(test)]
+#[path = "all/fixtures.rs"]
+mod fixtures;
 #[cfg(test)]
 #[path = "all/patch_program.rs"]
 mod patch_program;

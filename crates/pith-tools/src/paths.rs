@@ -17,7 +17,10 @@ use crate::ToolError;
 
 /// Spaces models copy from rendered text that file names rarely contain.
 fn is_unicode_space(c: char) -> bool {
-    matches!(c, '\u{00A0}' | '\u{2000}'..='\u{200A}' | '\u{202F}' | '\u{205F}' | '\u{3000}')
+    matches!(
+        c,
+        '\u{00A0}' | '\u{2000}'..='\u{200A}' | '\u{202F}' | '\u{205F}' | '\u{3000}'
+    )
 }
 
 /// Resolves a path argument against `cwd`; `home` expands `~`.
@@ -196,6 +199,9 @@ pub(crate) fn describe_fs_error(error: &FsError) -> String {
 }
 
 /// Up to three names in `path`'s directory that look like its file name.
+///
+/// Names are compared without their extensions, so a shared `.txt` does not
+/// make `ab.txt` look like `note.txt`, while `main.py` still answers `main.rs`.
 pub(crate) async fn similar_siblings(fs: &dyn FileSystem, path: &Path) -> Vec<String> {
     let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
         return Vec::new();
@@ -203,15 +209,26 @@ pub(crate) async fn similar_siblings(fs: &dyn FileSystem, path: &Path) -> Vec<St
     let Ok(entries) = fs.read_dir(parent).await else {
         return Vec::new();
     };
+    let stem = |name: &Path| {
+        name.file_stem()
+            .map(|stem| stem.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    };
     let names: Vec<String> = entries
         .iter()
         .map(|entry| entry.name.to_string_lossy().into_owned())
         .collect();
-    let candidates: Vec<&str> = names.iter().map(String::as_str).collect();
-    pith_text::similar_names(&name.to_string_lossy(), &candidates, 3)
-        .into_iter()
-        .map(str::to_owned)
-        .collect()
+    let stems: Vec<String> = names.iter().map(|name| stem(Path::new(name))).collect();
+    let candidates: Vec<&str> = stems.iter().map(String::as_str).collect();
+    let mut similar = Vec::new();
+    for found in pith_text::similar_names(&stem(Path::new(name)), &candidates, 3) {
+        for (candidate, full) in stems.iter().zip(&names) {
+            if candidate == found && similar.len() < 3 && !similar.contains(full) {
+                similar.push(full.clone());
+            }
+        }
+    }
+    similar
 }
 
 /// The "File not found" message with the similar names of its directory, if any.
@@ -232,7 +249,11 @@ mod tests {
     use super::*;
 
     fn resolve(input: &str) -> Result<PathBuf, ToolError> {
-        resolve_path(input, Path::new("/work/project"), Some(Path::new("/home/me")))
+        resolve_path(
+            input,
+            Path::new("/work/project"),
+            Some(Path::new("/home/me")),
+        )
     }
 
     fn ok(input: &str) -> String {
@@ -263,7 +284,11 @@ mod tests {
         assert_eq!(ok("~draft.md"), "/work/project/~draft.md");
         assert_eq!(ok("~user/x"), "/work/project/~user/x");
         let error = resolve_path("~", Path::new("/"), None).unwrap_err();
-        assert!(error.message.contains("no home directory"), "{}", error.message);
+        assert!(
+            error.message.contains("no home directory"),
+            "{}",
+            error.message
+        );
     }
 
     #[test]
@@ -272,9 +297,18 @@ mod tests {
         assert_eq!(ok("file://localhost/tmp/x"), "/tmp/x");
         assert_eq!(ok("file:///tmp/caf%C3%A9"), "/tmp/café");
         assert_eq!(ok("/tmp/100%.txt"), "/tmp/100%.txt");
-        for bad in ["file:///%E0%A4%A", "file:///a%zz", "file://host/x", "file:///a%2Fb"] {
+        for bad in [
+            "file:///%E0%A4%A",
+            "file:///a%zz",
+            "file://host/x",
+            "file:///a%2Fb",
+        ] {
             let error = resolve(bad).unwrap_err();
-            assert!(error.message.starts_with("Invalid file URL"), "{}", error.message);
+            assert!(
+                error.message.starts_with("Invalid file URL"),
+                "{}",
+                error.message
+            );
         }
     }
 
@@ -291,6 +325,9 @@ mod tests {
         assert_eq!(nfd, "/s/Shot 10.22.33 am.png'e\u{301}");
         assert_eq!(curly, "/s/Shot 10.22.33 am.png\u{2019}é");
         assert_eq!(both, "/s/Shot 10.22.33 am.png\u{2019}e\u{301}");
-        assert_eq!(narrow_space_before_am_pm("a PM. b Pm. c pmx"), "a\u{202F}PM. b\u{202F}Pm. c pmx");
+        assert_eq!(
+            narrow_space_before_am_pm("a PM. b Pm. c pmx"),
+            "a\u{202F}PM. b\u{202F}Pm. c pmx"
+        );
     }
 }

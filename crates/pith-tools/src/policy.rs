@@ -69,6 +69,11 @@ impl WorkspacePolicy {
         &self.protect_patterns
     }
 
+    /// Whether read, ls, grep and find are confined too.
+    pub fn contains_reads(&self) -> bool {
+        self.contain_reads
+    }
+
     /// Adds a root (e.g. one an MCP client offered).
     pub fn add_root(&mut self, root: PathBuf) {
         if !self.roots.contains(&root) {

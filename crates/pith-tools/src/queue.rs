@@ -170,7 +170,10 @@ where
     let on_drop = token.clone().drop_guard();
     let (queue, fs, path) = (queue.clone(), fs.clone(), path.to_path_buf());
     let task = tokio::spawn(async move {
-        let guard = queue.lock(&*fs, &path).await.map_err(ExclusiveError::Lock)?;
+        let guard = queue
+            .lock(&*fs, &path)
+            .await
+            .map_err(ExclusiveError::Lock)?;
         let output = work(token).await;
         drop(guard);
         Ok(output)
@@ -190,7 +193,12 @@ pub(crate) async fn queue_key(fs: &dyn FileSystem, path: &Path) -> Result<PathBu
                 key.extend(rest.iter().rev());
                 return Ok(key);
             }
-            Err(error) if matches!(error.kind, FsErrorKind::NotFound | FsErrorKind::NotADirectory) => {
+            Err(error)
+                if matches!(
+                    error.kind,
+                    FsErrorKind::NotFound | FsErrorKind::NotADirectory
+                ) =>
+            {
                 match (existing.file_name(), existing.parent()) {
                     (Some(name), Some(parent)) => {
                         rest.push(name.to_os_string());

@@ -35,7 +35,10 @@ async fn new_files_through_a_symlinked_directory_share_a_key() {
         .await
         .unwrap();
     assert_eq!(through_alias, direct);
-    assert_eq!(direct, real(&dir.path().join("target")).join("new/deep.txt"));
+    assert_eq!(
+        direct,
+        real(&dir.path().join("target")).join("new/deep.txt")
+    );
 }
 
 #[tokio::test(flavor = "current_thread")]

@@ -164,7 +164,12 @@ impl Session {
     /// Records what this session just wrote to `path`.
     pub(crate) async fn record_written(&self, fs: &dyn FileSystem, path: &Path, bytes: &[u8]) {
         let fingerprint = if bytes.len() as u64 > HASHED_MAX_BYTES {
-            match fs.metadata(path).await.ok().and_then(|m| Fingerprint::stamp(&m)) {
+            match fs
+                .metadata(path)
+                .await
+                .ok()
+                .and_then(|m| Fingerprint::stamp(&m))
+            {
                 Some(stamp) => stamp,
                 None => Fingerprint::of(bytes),
             }
@@ -189,7 +194,10 @@ impl Session {
     }
 
     fn seen_map(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, Fingerprint>> {
-        self.inner.seen.lock().unwrap_or_else(PoisonError::into_inner)
+        self.inner
+            .seen
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 
     /// The tool set this session uses.
@@ -219,7 +227,20 @@ impl Session {
             queue: toolset.queue().clone(),
             updates: options.updates.clone(),
         };
-        tool.execute(args, &context, options.cancel).await
+        let hooks = &context.config.hooks;
+        if hooks.is_empty() {
+            return tool.execute(args, &context, options.cancel).await;
+        }
+        let args = if tool.authorizes_in_queue() {
+            args
+        } else {
+            match context.authorize(name, args).await {
+                Ok(args) => args,
+                Err(blocked) => return blocked.into(),
+            }
+        };
+        let result = tool.execute(args.clone(), &context, options.cancel).await;
+        hooks.after(name, &args, &context.cwd, result).await
     }
 }
 

@@ -216,6 +216,33 @@ impl ToolContext {
             })
     }
 
+    /// For write and edit, inside the file's mutation queue: runs the
+    /// before-hooks on `args` and the workspace check on `path`. Returns the
+    /// rewritten arguments when a hook rewrote them (`None`: unchanged).
+    pub(crate) async fn authorize_mutation(
+        &self,
+        tool: &str,
+        args: &Value,
+        path: &std::path::Path,
+    ) -> Result<Option<Value>, ToolError> {
+        let mut rewritten = None;
+        if !self.config.hooks.is_empty() {
+            let approved = self.authorize(tool, args.clone()).await?;
+            if &approved != args {
+                rewritten = Some(approved);
+            }
+        }
+        self.check_path(path, Access::Write).await?;
+        Ok(rewritten)
+    }
+
+    /// The error for a hook that moved a write or edit to another file.
+    pub(crate) fn moved_by_hook(tool: &str) -> ToolError {
+        ToolError::new(format!(
+            "A before_tool_call hook changed the path of this {tool} call; hooks may rewrite the arguments of write and edit but not their path (the call is approved inside that file's queue). Block the call instead."
+        ))
+    }
+
     /// Sends an update if someone listens.
     pub fn update(&self, update: ToolUpdate) {
         if let Some(updates) = &self.updates {
@@ -258,6 +285,13 @@ pub trait Tool: Send + Sync {
     /// Repairs what models commonly get wrong before validation (default: nothing).
     fn repair(&self, args: Value) -> Value {
         args
+    }
+
+    /// Whether the tool runs the before-hooks itself, inside the file's
+    /// mutation queue (write and edit), instead of [`Session::call`] running
+    /// them first.
+    fn authorizes_in_queue(&self) -> bool {
+        false
     }
 
     /// Runs the tool. Arguments are validated inside (see [`crate::parse_args`]).

@@ -111,11 +111,13 @@ async fn read_pages_with_offset_and_limit_counting_real_lines() {
     let fx = Fixture::new();
     fx.write("ten.txt", numbered(10));
     assert_eq!(
-        fx.text("read", json!({"path": "ten.txt", "offset": 3, "limit": 4})).await,
+        fx.text("read", json!({"path": "ten.txt", "offset": 3, "limit": 4}))
+            .await,
         "line 3\nline 4\nline 5\nline 6\n\n[4 more lines in file. Use offset=7 to continue.]"
     );
     assert_eq!(
-        fx.text("read", json!({"path": "ten.txt", "offset": "10"})).await,
+        fx.text("read", json!({"path": "ten.txt", "offset": "10"}))
+            .await,
         "line 10\n"
     );
 }
@@ -124,7 +126,9 @@ async fn read_pages_with_offset_and_limit_counting_real_lines() {
 async fn read_past_the_end_is_an_error_and_a_trailing_newline_is_not_a_line() {
     let fx = Fixture::new();
     fx.write("ab.txt", "a\nb\n");
-    let result = fx.call("read", json!({"path": "ab.txt", "offset": 3})).await;
+    let result = fx
+        .call("read", json!({"path": "ab.txt", "offset": 3}))
+        .await;
     assert!(result.is_error);
     assert_eq!(
         result.text_content(),
@@ -187,18 +191,25 @@ async fn read_truncates_at_50kb_and_says_so() {
     let result = fx.call("read", json!({"path": "wide.txt"})).await;
     let text = result.text_content();
     assert!(
-        text.ends_with("\n\n[Showing lines 1-512 of 1000 (50.0KB limit). Use offset=513 to continue.]"),
+        text.ends_with(
+            "\n\n[Showing lines 1-512 of 1000 (50.0KB limit). Use offset=513 to continue.]"
+        ),
         "{}",
         &text[text.len() - 120..]
     );
-    assert_eq!(result.details.unwrap()["truncation"]["truncatedBy"], "bytes");
+    assert_eq!(
+        result.details.unwrap()["truncation"]["truncatedBy"],
+        "bytes"
+    );
 }
 
 #[tokio::test]
 async fn read_of_a_line_over_the_limit_says_how_to_get_it() {
     let fx = Fixture::new();
     fx.write("one.txt", format!("short\n{}\n", "y".repeat(60_000)));
-    let result = fx.call("read", json!({"path": "one.txt", "offset": 2})).await;
+    let result = fx
+        .call("read", json!({"path": "one.txt", "offset": 2}))
+        .await;
     assert!(!result.is_error);
     assert_eq!(
         result.text_content(),
@@ -219,7 +230,8 @@ async fn read_hides_a_bom_and_keeps_crlf() {
         "first\r\nsecond\r\n"
     );
     assert_eq!(
-        fx.text("read", json!({"path": "bom.txt", "limit": 1})).await,
+        fx.text("read", json!({"path": "bom.txt", "limit": 1}))
+            .await,
         "first\r\n\n[1 more lines in file. Use offset=2 to continue.]"
     );
 }
@@ -275,7 +287,10 @@ async fn read_of_non_utf8_text_decodes_lossily_and_says_so() {
     let result = fx.call("read", json!({"path": "latin1.txt"})).await;
     assert!(!result.is_error);
     let text = result.text_content();
-    assert!(text.starts_with("caf\u{FFFD}\n\n[This file is not valid UTF-8"), "{text}");
+    assert!(
+        text.starts_with("caf\u{FFFD}\n\n[This file is not valid UTF-8"),
+        "{text}"
+    );
     assert_eq!(text.matches('\n').count(), 2, "{text}");
 }
 
@@ -287,7 +302,10 @@ async fn read_attaches_a_png_unchanged() {
     let result = fx.call("read", json!({"path": "pixel.dat"})).await;
     assert!(!result.is_error);
     assert_eq!(result.content.len(), 2);
-    assert_eq!(result.content[0], Content::text("Read image file [image/png]"));
+    assert_eq!(
+        result.content[0],
+        Content::text("Read image file [image/png]")
+    );
     assert_eq!(
         result.content[1],
         Content::Image {
@@ -337,7 +355,10 @@ async fn read_shrinks_a_large_image_within_the_limits() {
 #[tokio::test]
 async fn read_finds_macos_spellings_of_a_path() {
     let fx = Fixture::new();
-    fx.write("Screenshot 2024-01-01 at 10.00.00\u{202F}AM.png.txt", "shot");
+    fx.write(
+        "Screenshot 2024-01-01 at 10.00.00\u{202F}AM.png.txt",
+        "shot",
+    );
     fx.write("cafe\u{301}.txt", "nfd");
     fx.write("Capture d\u{2019}e\u{301}cran.txt", "both");
     fx.write("it\u{2019}s.txt", "curly");
@@ -360,7 +381,8 @@ async fn read_finds_macos_spellings_of_a_path() {
     }
     fx.write("Shot 1.02.03\u{202F}pm.txt", "lower");
     assert_eq!(
-        fx.text("read", json!({"path": "Shot 1.02.03 pm.txt"})).await,
+        fx.text("read", json!({"path": "Shot 1.02.03 pm.txt"}))
+            .await,
         "lower"
     );
 }
@@ -372,7 +394,8 @@ async fn read_accepts_file_urls_and_absolute_paths() {
     let url = format!("file://{}/a%20b.txt", fx.root.display());
     assert_eq!(fx.text("read", json!({"path": url})).await, "spaced");
     assert_eq!(
-        fx.text("read", json!({"path": path.to_str().unwrap()})).await,
+        fx.text("read", json!({"path": path.to_str().unwrap()}))
+            .await,
         "spaced"
     );
     let bad = fx.call("read", json!({"path": "file:///%E0%A4%A"})).await;
@@ -407,7 +430,9 @@ async fn read_streams_a_huge_sparse_file_without_loading_it() {
     // 1 GiB of hole after the text: a last "line" of NUL bytes.
     let file = fs::OpenOptions::new().write(true).open(&path).unwrap();
     file.set_len(1 << 30).unwrap();
-    let result = fx.call("read", json!({"path": "huge.log", "limit": 2})).await;
+    let result = fx
+        .call("read", json!({"path": "huge.log", "limit": 2}))
+        .await;
     assert_eq!(
         result.text_content(),
         "line 1\nline 2\n\n[2999 more lines in file. Use offset=3 to continue.]"

@@ -10,7 +10,10 @@ use crate::file_tools::{Fixture, cancelled};
 #[tokio::test]
 async fn edit_replaces_exact_text_and_reports_diff_and_patch() {
     let fx = Fixture::new();
-    fx.write("exact.py", "def greet(name):\n    return 'Hello, ' + name\n");
+    fx.write(
+        "exact.py",
+        "def greet(name):\n    return 'Hello, ' + name\n",
+    );
     let result = fx
         .call(
             "edit",
@@ -99,7 +102,10 @@ async fn edit_reports_a_missing_match_with_the_closest_text_and_leaves_the_file(
         .await;
     assert!(result.is_error);
     let text = result.text_content();
-    assert!(text.starts_with("Could not find edits[1] in f.txt."), "{text}");
+    assert!(
+        text.starts_with("Could not find edits[1] in f.txt."),
+        "{text}"
+    );
     assert!(text.contains("Read the file again"), "{text}");
     assert_eq!(fx.read("f.txt"), "one\ntwo\nthree\n");
 }
@@ -164,9 +170,9 @@ async fn edit_refuses_a_file_that_is_not_utf8_and_never_writes_replacement_chara
         .await;
     assert!(result.is_error);
     assert!(
-        result
-            .text_content()
-            .starts_with("Could not edit file: latin1.txt. It is not valid UTF-8 text (invalid byte at offset 3)"),
+        result.text_content().starts_with(
+            "Could not edit file: latin1.txt. It is not valid UTF-8 text (invalid byte at offset 3)"
+        ),
         "{}",
         result.text_content()
     );
@@ -302,10 +308,17 @@ async fn edits_and_writes_through_a_symlink_alias_are_serialised_with_the_target
     let mut writers = Vec::new();
     for n in 0..20 {
         let fx = fx.clone();
-        let path = if n % 2 == 0 { "alias-dir/new.txt" } else { "dir/new.txt" };
+        let path = if n % 2 == 0 {
+            "alias-dir/new.txt"
+        } else {
+            "dir/new.txt"
+        };
         writers.push(tokio::spawn(async move {
-            fx.call("write", json!({"path": path, "content": format!("{n}\n").repeat(1000)}))
-                .await
+            fx.call(
+                "write",
+                json!({"path": path, "content": format!("{n}\n").repeat(1000)}),
+            )
+            .await
         }));
     }
     for writer in writers {
@@ -314,6 +327,9 @@ async fn edits_and_writes_through_a_symlink_alias_are_serialised_with_the_target
     }
     let content = fx.read("dir/new.txt");
     let first = content.lines().next().unwrap().to_owned();
-    assert!(content.lines().all(|line| line == first), "one whole write wins");
+    assert!(
+        content.lines().all(|line| line == first),
+        "one whole write wins"
+    );
     assert_eq!(content.lines().count(), 1000);
 }

@@ -9,7 +9,13 @@ use crate::file_tools::Fixture;
 #[tokio::test]
 async fn ls_sorts_case_insensitively_marks_directories_and_lists_dotfiles() {
     let fx = Fixture::new();
-    for name in ["Zeta.txt", "apple.txt", "README.md", ".gitignore", ".hidden.ts"] {
+    for name in [
+        "Zeta.txt",
+        "apple.txt",
+        "README.md",
+        ".gitignore",
+        ".hidden.ts",
+    ] {
         fx.write(name, "x");
     }
     fs::create_dir_all(fx.path("src")).unwrap();
@@ -68,7 +74,11 @@ async fn ls_caps_its_output_at_50kb() {
     }
     let result = fx.call("ls", json!({})).await;
     let text = result.text_content();
-    assert!(text.ends_with("\n\n[50.0KB limit reached]"), "{}", &text[text.len() - 60..]);
+    assert!(
+        text.ends_with("\n\n[50.0KB limit reached]"),
+        "{}",
+        &text[text.len() - 60..]
+    );
     assert!(text.len() < 52_000);
     assert_eq!(
         result.details.unwrap()["truncation"]["truncatedBy"],
@@ -82,7 +92,10 @@ async fn ls_reports_missing_paths_and_files() {
     fx.write("README.md", "x");
     let missing = fx.call("ls", json!({"path": "nope"})).await;
     assert!(missing.is_error);
-    assert_eq!(fx.redact(&missing.text_content()), "Path not found: <root>/nope");
+    assert_eq!(
+        fx.redact(&missing.text_content()),
+        "Path not found: <root>/nope"
+    );
     let file = fx.call("ls", json!({"path": "README.md"})).await;
     assert!(file.is_error);
     assert_eq!(

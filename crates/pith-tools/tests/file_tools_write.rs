@@ -147,7 +147,10 @@ async fn write_to_a_directory_or_under_a_file_is_a_clear_error() {
         "Cannot write dir: <root>/dir is a directory. Write to a file path inside it."
     );
     let result = fx
-        .call("write", json!({"path": "file.txt/inner.txt", "content": "x"}))
+        .call(
+            "write",
+            json!({"path": "file.txt/inner.txt", "content": "x"}),
+        )
         .await;
     assert!(result.is_error);
     assert_eq!(
@@ -155,7 +158,10 @@ async fn write_to_a_directory_or_under_a_file_is_a_clear_error() {
         "Cannot write file.txt/inner.txt: a parent of <root>/file.txt/inner.txt is a file, not a directory."
     );
     let result = fx
-        .call("write", json!({"path": "file.txt/deeper/inner.txt", "content": "x"}))
+        .call(
+            "write",
+            json!({"path": "file.txt/deeper/inner.txt", "content": "x"}),
+        )
         .await;
     assert!(result.is_error);
     assert!(
@@ -193,4 +199,33 @@ async fn write_validates_its_arguments() {
         "{}",
         result.text_content()
     );
+}
+
+#[tokio::test]
+async fn a_large_file_is_remembered_by_size_and_time() {
+    let fx = Fixture::new();
+    let path = fx.write("big.log", "log line\n".repeat(5 << 20));
+    let file = fs::OpenOptions::new().write(true).open(&path).unwrap();
+    fx.call("read", json!({"path": "big.log", "limit": 1}))
+        .await;
+    // Touched since the read: refused.
+    let later =
+        fs::metadata(&path).unwrap().modified().unwrap() + std::time::Duration::from_secs(5);
+    file.set_modified(later).unwrap();
+    let result = fx
+        .call("write", json!({"path": "big.log", "content": "small\n"}))
+        .await;
+    assert!(result.is_error);
+    assert!(
+        result.text_content().contains("has changed since"),
+        "{}",
+        result.text_content()
+    );
+    fx.call("read", json!({"path": "big.log", "limit": 1}))
+        .await;
+    let result = fx
+        .call("write", json!({"path": "big.log", "content": "small\n"}))
+        .await;
+    assert!(!result.is_error, "{result:?}");
+    assert_eq!(fx.read("big.log"), "small\n");
 }

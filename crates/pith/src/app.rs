@@ -58,6 +58,11 @@ async fn dispatch(command: Command, env: &Env) -> anyhow::Result<i32> {
         Command::Batch(workspace) => batch::run(workspace, env).await,
         Command::Tools(config) => tools_cmd::run(&config, env),
         Command::Mcp(workspace) => mcp_cmd::run(workspace, env).await,
+        Command::SandboxStatus(workspace) => {
+            let mut stdout = std::io::stdout().lock();
+            writeln!(stdout, "{}", workspace.describe_safety())?;
+            Ok(0)
+        }
     }
 }
 

@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use pith_env::SandboxMode;
 
 const MAIN_EXAMPLES: &str = "\
 Examples:
@@ -37,6 +38,12 @@ Examples:
   pith tools
   pith tools --json --tools read,write";
 
+const SANDBOX_EXAMPLES: &str = "\
+Examples:
+  pith sandbox status
+  pith sandbox status --mcp --cwd ~/project
+  pith sandbox status --sandbox read-only --deny-network";
+
 const MCP_EXAMPLES: &str = "\
 Serves the tools over MCP on stdin/stdout (logs go to stderr). When the client offers
 MCP roots, the first root becomes the working directory.
@@ -44,6 +51,7 @@ MCP roots, the first root becomes the working directory.
 Examples:
   pith mcp --cwd ~/project
   pith mcp --tools read,grep,find,ls --log-level info
+  pith mcp --cwd ~/project --root ~/shared-lib --protect .env --sandbox read-only
   claude mcp add pith -- pith mcp --cwd ~/project";
 
 /// pith: the seven coding-agent tools (read, bash, edit, write, grep, find, ls) from the
@@ -82,6 +90,28 @@ pub(crate) enum Command {
     /// Serve the tools over MCP (JSON-RPC on stdin/stdout).
     #[command(after_help = MCP_EXAMPLES)]
     Mcp(McpArgs),
+    /// Say what the OS sandbox enforces on this kernel.
+    #[command(subcommand)]
+    Sandbox(SandboxCommand),
+}
+
+/// `pith sandbox ...`.
+#[derive(Debug, Subcommand)]
+pub(crate) enum SandboxCommand {
+    /// Print exactly what is enforced with these flags on this kernel.
+    #[command(after_help = SANDBOX_EXAMPLES)]
+    Status(SandboxStatusArgs),
+}
+
+/// `pith sandbox status`.
+#[derive(Debug, Args)]
+pub(crate) struct SandboxStatusArgs {
+    /// Show what `pith mcp` would enforce with these flags (its defaults differ).
+    #[arg(long)]
+    pub(crate) mcp: bool,
+
+    #[command(flatten)]
+    pub(crate) workspace: WorkspaceArgs,
 }
 
 /// Flags every command that runs tools shares. The safety flags (`--root`, `--sandbox`,
@@ -95,6 +125,47 @@ pub(crate) struct WorkspaceArgs {
 
     #[command(flatten)]
     pub(crate) selection: SelectionArgs,
+
+    #[command(flatten)]
+    pub(crate) safety: SafetyArgs,
+}
+
+/// The safety flags: workspace roots, protected paths and the OS sandbox for bash.
+#[derive(Debug, Args)]
+pub(crate) struct SafetyArgs {
+    /// Confine write and edit (and read, ls, grep, find with --contain-reads) to this
+    /// directory; repeatable. Giving one turns containment on (`pith mcp` always contains:
+    /// to the cwd, these roots and the client's MCP roots). Example: --root ~/project
+    #[arg(long = "root", value_name = "DIR")]
+    pub(crate) roots: Vec<PathBuf>,
+
+    /// OS sandbox for bash commands: off, workspace-write (writes only under the roots, the
+    /// cwd and temp dirs) or read-only [default: off; for `pith mcp` workspace-write where
+    /// Landlock is available]. Example: --sandbox workspace-write
+    #[arg(long, value_name = "MODE", value_parser = parse_sandbox_mode)]
+    pub(crate) sandbox: Option<SandboxMode>,
+
+    /// A glob (relative to a root) that write and edit may not change; repeatable. `.git/`
+    /// is always protected when containment is on. Example: --protect .env --protect 'secrets/**'
+    #[arg(long = "protect", value_name = "GLOB")]
+    pub(crate) protect: Vec<String>,
+
+    /// Also confine read, ls, grep and find to the roots.
+    #[arg(long)]
+    pub(crate) contain_reads: bool,
+
+    /// Deny bash commands new IPv4/IPv6 sockets (seccomp). Example: --deny-network
+    #[arg(long)]
+    pub(crate) deny_network: bool,
+
+    /// Where the kernel cannot enforce the requested sandbox, run commands without it
+    /// instead of refusing them.
+    #[arg(long)]
+    pub(crate) allow_unsandboxed: bool,
+}
+
+fn parse_sandbox_mode(text: &str) -> Result<SandboxMode, String> {
+    text.parse()
 }
 
 /// `--tools`.

@@ -4,8 +4,8 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use pith_env::Env;
-use pith_tools::{OverwritePolicy, TOOL_NAMES, ToolSet};
+use pith_env::{Env, SandboxFallback, SandboxMode, SandboxPolicy, SandboxStatus};
+use pith_tools::{OverwritePolicy, TOOL_NAMES, ToolConfig, ToolSet, WorkspacePolicy};
 use serde_json::Value;
 
 use crate::cli::{self, Cli, LogLevel};
@@ -42,6 +42,8 @@ pub(crate) enum Command {
     Tools(ToolsConfig),
     /// `pith mcp`.
     Mcp(Workspace),
+    /// `pith sandbox status`.
+    SandboxStatus(Workspace),
 }
 
 /// Where the tools work and which ones exist: the shared flags, validated.
@@ -51,16 +53,63 @@ pub(crate) struct Workspace {
     pub(crate) cwd: PathBuf,
     /// The selected tools, in the canonical order.
     pub(crate) tools: Vec<&'static str>,
+    /// Roots, protected paths and the sandbox.
+    pub(crate) safety: Safety,
 }
+
+/// The safety flags, validated.
+#[derive(Clone, Debug)]
+pub(crate) struct Safety {
+    /// Containment of the file tools (`None`: off).
+    pub(crate) workspace: Option<WorkspacePolicy>,
+    /// The OS sandbox bash commands run in.
+    pub(crate) sandbox: SandboxPolicy,
+}
+
+impl PartialEq for Safety {
+    fn eq(&self, other: &Safety) -> bool {
+        self.sandbox == other.sandbox
+            && self.workspace.as_ref().map(|w| (w.roots(), w.protected()))
+                == other.workspace.as_ref().map(|w| (w.roots(), w.protected()))
+    }
+}
+
+impl Eq for Safety {}
 
 impl Workspace {
     /// The tool set over `env` in this workspace.
     pub(crate) fn toolset(&self, env: &Env, policy: OverwritePolicy) -> ToolSet {
+        let mut config = ToolConfig::default();
+        config.overwrite_policy = policy;
+        config.workspace = self.safety.workspace.clone();
+        config.sandbox = self.safety.sandbox.clone();
         ToolSet::builder(env.clone())
             .cwd(&self.cwd)
             .tools(&self.tools)
-            .overwrite_policy(policy)
+            .config(config)
             .build()
+    }
+
+    /// What the sandbox and the roots enforce here, line by line.
+    pub(crate) fn describe_safety(&self) -> String {
+        let mut text = SandboxStatus::probe().describe(&self.safety.sandbox);
+        text.push('\n');
+        text.push_str(&match &self.safety.workspace {
+            Some(policy) => {
+                let roots: Vec<String> =
+                    policy.roots().iter().map(|root| root.display().to_string()).collect();
+                let mut protected = vec![".git/".to_owned()];
+                protected.extend(policy.protected().iter().cloned());
+                format!(
+                    "workspace roots: {} (write and edit{} refuse paths that resolve outside them)\nprotected: {}",
+                    roots.join(", "),
+                    if policy.contains_reads() { ", read, ls, grep and find" } else { "" },
+                    protected.join(", ")
+                )
+            }
+            None => "workspace roots: none (the file tools may touch any path this user can; pass --root DIR to confine them)".to_owned(),
+        });
+        text
     }
 }
 
@@ -100,7 +149,7 @@ impl Config {
     pub(crate) fn from_cli(cli: Cli) -> Result<Config, UsageError> {
         let command = match cli.command {
             cli::Command::Call(args) => Command::Call(CallConfig {
-                workspace: workspace(args.workspace)?,
+                workspace: workspace(args.workspace, Front::OneShot)?,
                 input: match args.args.as_deref() {
                     None | Some("-") => ArgsInput::Stdin,
                     Some(text) => ArgsInput::Inline(parse_json_args(text, "the JSON argument")?),
@@ -108,12 +157,16 @@ impl Config {
                 tool: args.tool,
                 json: args.json,
             }),
-            cli::Command::Batch(args) => Command::Batch(workspace(args.workspace)?),
+            cli::Command::Batch(args) => Command::Batch(workspace(args.workspace, Front::OneShot)?),
             cli::Command::Tools(args) => Command::Tools(ToolsConfig {
                 tools: selection(args.selection.tools.as_deref())?,
                 json: args.json,
             }),
-            cli::Command::Mcp(args) => Command::Mcp(workspace(args.workspace)?),
+            cli::Command::Mcp(args) => Command::Mcp(workspace(args.workspace, Front::Mcp)?),
+            cli::Command::Sandbox(cli::SandboxCommand::Status(args)) => {
+                let front = if args.mcp { Front::Mcp } else { Front::OneShot };
+                Command::SandboxStatus(workspace(args.workspace, front)?)
+            }
         };
         Ok(Config {
             log_level: cli.log_level,
@@ -134,11 +187,73 @@ pub(crate) fn parse_json_args(text: &str, origin: &str) -> Result<Value, UsageEr
     })
 }
 
-fn workspace(args: cli::WorkspaceArgs) -> Result<Workspace, UsageError> {
-    Ok(Workspace {
-        cwd: working_directory(args.cwd.as_deref())?,
-        tools: selection(args.selection.tools.as_deref())?,
-    })
+/// Which front end the flags are for: their safety defaults differ.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Front {
+    /// `call` and `batch`: containment and sandbox only when asked for.
+    OneShot,
+    /// `mcp`: contained to the cwd (plus roots) and sandboxed where Landlock is available.
+    Mcp,
+}
+
+fn workspace(args: cli::WorkspaceArgs, front: Front) -> Result<Workspace, UsageError> {
+    let cwd = working_directory(args.cwd.as_deref())?;
+    let safety = safety(&args.safety, &cwd, front)?;
+    Ok(Workspace { cwd, tools: selection(args.selection.tools.as_deref())?, safety })
+}
+
+fn safety(args: &cli::SafetyArgs, cwd: &Path, front: Front) -> Result<Safety, UsageError> {
+    let mut roots = Vec::new();
+    if front == Front::Mcp {
+        roots.push(cwd.to_path_buf());
+    }
+    for root in &args.roots {
+        let root = root.canonicalize().map_err(|error| {
+            UsageError(format!("--root {}: {}", root.display(), io_reason(&error)))
+        })?;
+        if !root.is_dir() {
+            return Err(UsageError(format!("--root {}: not a directory", root.display())));
+        }
+        if !roots.contains(&root) {
+            roots.push(root);
+        }
+    }
+    let contain = !roots.is_empty();
+    if !contain && (!args.protect.is_empty() || args.contain_reads) {
+        return Err(UsageError(
+            "--protect and --contain-reads need workspace roots: add --root DIR".to_owned(),
+        ));
+    }
+    let workspace = if contain {
+        Some(WorkspacePolicy::new(roots.clone(), &args.protect, args.contain_reads).map_err(UsageError)?)
+    } else {
+        None
+    };
+    let mode = match (args.sandbox, front) {
+        (Some(mode), _) => mode,
+        (None, Front::Mcp) if SandboxStatus::probe().landlock_available() => {
+            SandboxMode::WorkspaceWrite
+        }
+        (None, _) => SandboxMode::Off,
+    };
+    let sandbox = SandboxPolicy {
+        mode,
+        writable: if contain { roots } else { vec![cwd.to_path_buf()] },
+        deny_network: args.deny_network,
+        fallback: if args.allow_unsandboxed {
+            SandboxFallback::RunUnsandboxed
+        } else {
+            SandboxFallback::Refuse
+        },
+    };
+    Ok(Safety { workspace, sandbox })
+}
+
+fn io_reason(error: &std::io::Error) -> String {
+    match error.kind() {
+        std::io::ErrorKind::NotFound => "no such directory".to_owned(),
+        _ => error.to_string(),
+    }
 }
 
 fn working_directory(cwd: Option<&Path>) -> Result<PathBuf, UsageError> {

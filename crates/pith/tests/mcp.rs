@@ -14,7 +14,7 @@ use tempfile::TempDir;
 const PATIENCE: Duration = Duration::from_secs(20);
 
 /// A running `pith mcp` and what it wrote.
-struct Server {
+pub(crate) struct Server {
     child: Child,
     stdin: Option<ChildStdin>,
     lines: Receiver<Value>,
@@ -24,9 +24,15 @@ struct Server {
 
 impl Server {
     /// Starts `pith mcp --cwd dir` without the handshake.
-    fn spawn(dir: &TempDir) -> Server {
+    pub(crate) fn spawn(dir: &TempDir) -> Server {
+        Server::spawn_with(dir, &[])
+    }
+
+    /// Starts `pith mcp --cwd dir EXTRA...` without the handshake.
+    pub(crate) fn spawn_with(dir: &TempDir, extra: &[&str]) -> Server {
         let mut child = Command::new(env!("CARGO_BIN_EXE_pith"))
             .args(["mcp", "--cwd", dir.path().to_str().unwrap()])
+            .args(extra)
             .env_remove("RUST_LOG")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -56,8 +62,13 @@ impl Server {
     }
 
     /// Starts the server and completes the handshake.
-    fn start(dir: &TempDir) -> Server {
-        let mut server = Server::spawn(dir);
+    pub(crate) fn start(dir: &TempDir) -> Server {
+        Server::start_with(dir, &[])
+    }
+
+    /// Starts the server with extra flags and completes the handshake.
+    pub(crate) fn start_with(dir: &TempDir, extra: &[&str]) -> Server {
+        let mut server = Server::spawn_with(dir, extra);
         let response = server.request(
             0,
             "initialize",
@@ -74,20 +85,20 @@ impl Server {
         server
     }
 
-    fn send_line(&mut self, line: &str) {
+    pub(crate) fn send_line(&mut self, line: &str) {
         let stdin = self.stdin.as_mut().unwrap();
         stdin.write_all(line.as_bytes()).unwrap();
         stdin.write_all(b"\n").unwrap();
         stdin.flush().unwrap();
     }
 
-    fn send(&mut self, id: i64, method: &str, params: Value) {
+    pub(crate) fn send(&mut self, id: i64, method: &str, params: Value) {
         let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
         self.send_line(&message.to_string());
     }
 
     /// The next message with this id; notifications on the way are kept.
-    fn response(&mut self, id: &Value) -> Value {
+    pub(crate) fn response(&mut self, id: &Value) -> Value {
         let deadline = Instant::now() + PATIENCE;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
@@ -103,12 +114,12 @@ impl Server {
         }
     }
 
-    fn request(&mut self, id: i64, method: &str, params: Value) -> Value {
+    pub(crate) fn request(&mut self, id: i64, method: &str, params: Value) -> Value {
         self.send(id, method, params);
         self.response(&json!(id))
     }
 
-    fn call(&mut self, id: i64, tool: &str, arguments: Value) -> Value {
+    pub(crate) fn call(&mut self, id: i64, tool: &str, arguments: Value) -> Value {
         let response = self.request(
             id,
             "tools/call",
@@ -118,7 +129,7 @@ impl Server {
     }
 
     /// Closes stdin and waits for the exit; `None` if it did not exit in time.
-    fn close_and_wait(&mut self, limit: Duration) -> Option<std::process::ExitStatus> {
+    pub(crate) fn close_and_wait(&mut self, limit: Duration) -> Option<std::process::ExitStatus> {
         drop(self.stdin.take());
         let deadline = Instant::now() + limit;
         while Instant::now() < deadline {
@@ -138,7 +149,7 @@ impl Drop for Server {
     }
 }
 
-fn text(result: &Value) -> &str {
+pub(crate) fn text(result: &Value) -> &str {
     result["content"][0]["text"].as_str().unwrap_or_default()
 }
 

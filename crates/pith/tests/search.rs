@@ -8,6 +8,10 @@ use std::time::{Duration, Instant};
 use tempfile::TempDir;
 
 /// Runs `pith call grep ARGS`; returns its stdout and its peak RSS in KiB.
+#[expect(
+    clippy::zombie_processes,
+    reason = "the child is reaped with wait4, which also reports its peak RSS"
+)]
 fn pith_grep(args: &serde_json::Value) -> (String, u64) {
     let child = Command::new(env!("CARGO_BIN_EXE_pith"))
         .args(["call", "grep", &args.to_string()])
@@ -36,7 +40,8 @@ fn grep_through_a_one_gib_file_keeps_peak_memory_under_64_mib() {
     let path = dir.path().join("huge.txt");
     {
         let mut file = fs::File::create(&path).unwrap();
-        let chunk = "filler text without the word, just a source-like line of code;\n".repeat(16_384);
+        let chunk =
+            "filler text without the word, just a source-like line of code;\n".repeat(16_384);
         file.write_all(b"first line\nneedle here\n").unwrap();
         let mut written = 0u64;
         while written < 1 << 30 {

@@ -203,6 +203,10 @@ impl FileSystem for MemoryEnv {
         self.with_tree(path, |tree| tree.create_dir_all(path))
     }
 
+    async fn remove_dir(&self, path: &Path) -> Result<(), FsError> {
+        self.with_tree(path, |tree| tree.remove_dir(path))
+    }
+
     fn home_dir(&self) -> Option<PathBuf> {
         Some(PathBuf::from("/home/user"))
     }

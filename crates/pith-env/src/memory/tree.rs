@@ -293,6 +293,24 @@ impl Tree {
         Ok(())
     }
 
+    /// `rmdir`: removes an empty directory (not through a final symlink).
+    pub(crate) fn remove_dir(&mut self, path: &Path) -> Result<(), FsErrorKind> {
+        let resolved = self.resolve(path, Follow::NotFinal)?;
+        if !resolved.exists {
+            return Err(FsErrorKind::NotFound);
+        }
+        match self.nodes.get(&resolved.path) {
+            Some(Node::Dir { .. }) => {}
+            _ => return Err(FsErrorKind::NotADirectory),
+        }
+        if self.descendants(&resolved.path).next().is_some() {
+            return Err(FsErrorKind::Other);
+        }
+        self.nodes.remove(&resolved.path);
+        self.touch_parent(&resolved.path, SystemTime::now());
+        Ok(())
+    }
+
     /// Creates a symlink at `link` (not followed) pointing to `target`, stored as given.
     pub(crate) fn symlink(&mut self, link: &Path, target: &Path) -> Result<(), FsErrorKind> {
         let resolved = self.resolve(link, Follow::NotFinal)?;

@@ -1,8 +1,8 @@
 //! Property tests of the whole engine.
 
 use pith_text::{
-    Edit, EditError, MatchTier, TruncationLimits, apply_edits, count_lines, normalize_for_fuzzy,
-    truncate_head, truncate_tail, unified_patch,
+    Edit, EditError, MatchTier, TruncationLimits, apply_edits, count_lines, display_diff,
+    normalize_for_fuzzy, truncate_head, truncate_tail, unified_patch,
 };
 use proptest::prelude::*;
 use unicode_normalization::UnicodeNormalization;
@@ -34,6 +34,37 @@ fn text() -> impl Strategy<Value = String> {
 /// LF text without carriage returns, for diffs.
 fn lf_text() -> impl Strategy<Value = String> {
     text().prop_map(|text| to_lf(&text))
+}
+
+/// A file of many short, often repeated lines, and a copy with a few lines replaced,
+/// inserted or deleted.
+fn long_file_and_change() -> impl Strategy<Value = (String, String)> {
+    let line = prop_oneof![Just(""), Just("a"), Just("b"), Just("}"), Just("x = 1;")];
+    let lines = prop::collection::vec(line, 0..120);
+    let changes = prop::collection::vec((0.0..1.0_f64, 0..3_u8, "[a-c}]{0,3}"), 1..4);
+    (lines, changes, any::<bool>()).prop_map(|(mut lines, changes, final_newline)| {
+        let join = |lines: &[&str]| {
+            let mut text = lines.join("\n");
+            if final_newline && !lines.is_empty() {
+                text.push('\n');
+            }
+            text
+        };
+        let old = join(&lines);
+        let mut owned: Vec<String> = lines.drain(..).map(str::to_owned).collect();
+        for (at, kind, text) in changes {
+            let index = (owned.len() as f64 * at) as usize;
+            match kind {
+                0 if index < owned.len() => owned[index] = text,
+                1 if index < owned.len() => {
+                    owned.remove(index);
+                }
+                _ => owned.insert(index, text),
+            }
+        }
+        let new = join(&owned.iter().map(String::as_str).collect::<Vec<_>>());
+        (old, new)
+    })
 }
 
 /// How a model might garble the old text it copies.
@@ -189,6 +220,35 @@ proptest! {
         let patch = unified_patch("f", &old, &new, 4);
         prop_assert!(patch.ends_with('\n'));
         prop_assert_eq!(apply_patch(&old, &patch), Some(new));
+    }
+
+    #[test]
+    fn the_unified_patch_of_a_long_file_turns_old_into_new((old, new) in long_file_and_change()) {
+        let patch = unified_patch("f", &old, &new, 4);
+        prop_assert_eq!(apply_patch(&old, &patch), Some(new));
+    }
+
+    #[test]
+    fn the_display_diff_numbers_every_line_right((old, new) in long_file_and_change()) {
+        let diff = display_diff(&old, &new, 4);
+        let old_lines: Vec<&str> = old.split('\n').collect();
+        let new_lines: Vec<&str> = new.split('\n').collect();
+        prop_assert_eq!(diff.diff.is_empty(), old == new);
+        for line in diff.diff.split('\n').filter(|line| !line.trim().is_empty()) {
+            let (sign, rest) = line.split_at(1);
+            let rest = rest.trim_start();
+            if rest == "..." {
+                continue;
+            }
+            let (number, text) = rest.split_once(' ').unwrap_or((rest, ""));
+            let number: usize = number.parse().unwrap();
+            let source = if sign == "+" { &new_lines } else { &old_lines };
+            prop_assert_eq!(source.get(number - 1).copied(), Some(text), "{}", line);
+        }
+        if let Some(first) = diff.first_changed_line {
+            let same = old_lines.iter().zip(&new_lines).take_while(|(a, b)| a == b).count();
+            prop_assert!(first <= same + 1);
+        }
     }
 
     #[test]

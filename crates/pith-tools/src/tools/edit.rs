@@ -8,6 +8,7 @@
 mod repair;
 mod run;
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -73,8 +74,36 @@ impl EditTool {
     }
 }
 
+/// Validates the arguments and resolves the path.
+pub(crate) fn parse_and_resolve(
+    schema: &Value,
+    args: Value,
+    context: &ToolContext,
+) -> Result<(EditArgs, PathBuf), ToolError> {
+    let args: EditArgs = parse_args("edit", schema, args)?;
+    if args.edits.is_empty() {
+        return Err(ToolError::new(
+            "Edit tool input is invalid. edits must contain at least one replacement.",
+        ));
+    }
+    let path = resolve_path(&args.path, &context.cwd, context.env.fs.home_dir().as_deref())?;
+    Ok((args, path))
+}
+
+/// The engine's edits.
+pub(crate) fn edits_of(items: Vec<EditItem>) -> Vec<pith_text::Edit> {
+    items
+        .into_iter()
+        .map(|item| pith_text::Edit { old_text: item.old_text, new_text: item.new_text })
+        .collect()
+}
+
 #[async_trait]
 impl Tool for EditTool {
+    fn authorizes_in_queue(&self) -> bool {
+        true
+    }
+
     fn definition(&self) -> &ToolDefinition {
         &self.definition
     }
@@ -89,38 +118,30 @@ impl Tool for EditTool {
         context: &ToolContext,
         cancel: CancellationToken,
     ) -> ToolResult {
-        let args: EditArgs = match parse_args("edit", &self.definition.input_schema, args) {
-            Ok(args) => args,
-            Err(error) => return ToolError::from(error).into(),
-        };
-        if args.edits.is_empty() {
-            return ToolResult::error(
-                "Edit tool input is invalid. edits must contain at least one replacement.",
-            );
-        }
-        let fs = context.env.fs.clone();
-        let path = match resolve_path(&args.path, &context.cwd, fs.home_dir().as_deref()) {
-            Ok(path) => path,
+        let raw_args = args.clone();
+        let schema = &self.definition.input_schema;
+        let (args, path) = match parse_and_resolve(schema, args, context) {
+            Ok(parsed) => parsed,
             Err(error) => return error.into(),
         };
         if cancel.is_cancelled() {
             return ToolResult::error(run::ABORTED);
         }
+        let fs = context.env.fs.clone();
         let job = run::EditJob {
             fs: Arc::clone(&fs),
-            session: context.session.clone(),
+            context: context.clone(),
+            schema: schema.clone(),
+            raw_args,
             path: path.clone(),
             raw_path: args.path,
-            edits: args
-                .edits
-                .into_iter()
-                .map(|item| pith_text::Edit {
-                    old_text: item.old_text,
-                    new_text: item.new_text,
-                })
-                .collect(),
+            edits: edits_of(args.edits),
         };
-        match exclusive(&context.queue, &fs, &path, &cancel, move |token| job.run(token)).await {
+        match exclusive(&context.queue, &fs, &path, &cancel, move |token| {
+            job.run(token)
+        })
+        .await
+        {
             Ok(Ok(result)) => result,
             Ok(Err(error)) => error.into(),
             Err(ExclusiveError::Lock(error)) => ToolResult::error(describe_fs_error(&error)),
@@ -130,3 +151,6 @@ impl Tool for EditTool {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

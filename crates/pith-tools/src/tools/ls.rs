@@ -19,7 +19,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::{Describe, READ_ONLY, define};
 use crate::paths::describe_fs_error;
-use crate::{Tool, ToolContext, ToolDefinition, ToolError, ToolResult, parse_args, resolve_path};
+use crate::{
+    Access, Tool, ToolContext, ToolDefinition, ToolError, ToolResult, parse_args, resolve_path,
+};
 
 /// Entries listed when no `limit` is given.
 const DEFAULT_LIMIT: u64 = 500;
@@ -101,10 +103,16 @@ async fn list(
         &context.cwd,
         fs.home_dir().as_deref(),
     )?;
+    context.check_path(&dir, Access::Read).await?;
     let limit = args.limit.unwrap_or(DEFAULT_LIMIT);
     match fs.metadata(&dir).await {
         Ok(metadata) if metadata.is_dir() => {}
-        Ok(_) => return Err(ToolError::new(format!("Not a directory: {}", dir.display()))),
+        Ok(_) => {
+            return Err(ToolError::new(format!(
+                "Not a directory: {}",
+                dir.display()
+            )));
+        }
         Err(error) if error.kind == FsErrorKind::NotFound => {
             return Err(ToolError::new(format!("Path not found: {}", dir.display())));
         }
@@ -138,7 +146,11 @@ async fn list(
                 .is_ok_and(|metadata| metadata.is_dir()),
             _ => false,
         };
-        lines.push(if is_dir { format!("{name}/") } else { name.clone() });
+        lines.push(if is_dir {
+            format!("{name}/")
+        } else {
+            name.clone()
+        });
     }
     if lines.is_empty() && !limit_reached {
         return Ok(ToolResult::text("(empty directory)"));
@@ -151,8 +163,14 @@ async fn list(
     let mut notices = Vec::new();
     let mut details = Map::new();
     if limit_reached {
-        let more = if limit == 0 { DEFAULT_LIMIT } else { limit.saturating_mul(2) };
-        notices.push(format!("{limit} entries limit reached. Use limit={more} for more"));
+        let more = if limit == 0 {
+            DEFAULT_LIMIT
+        } else {
+            limit.saturating_mul(2)
+        };
+        notices.push(format!(
+            "{limit} entries limit reached. Use limit={more} for more"
+        ));
         details.insert("entryLimitReached".into(), json!(limit));
     }
     if truncation.truncated {
@@ -173,3 +191,7 @@ async fn list(
         result.with_details(Value::Object(details))
     })
 }
+
+#[cfg(test)]
+#[path = "ls_tests.rs"]
+mod tests;

@@ -24,7 +24,7 @@ use super::{Describe, READ_ONLY, define};
 use crate::paths::{describe_fs_error, not_found_message};
 use crate::session::{ContentHasher, Fingerprint};
 use crate::{
-    Content, Tool, ToolContext, ToolDefinition, ToolError, ToolResult, parse_args,
+    Access, Content, Tool, ToolContext, ToolDefinition, ToolError, ToolResult, parse_args,
     resolve_read_path,
 };
 
@@ -116,6 +116,7 @@ async fn read(
     }
     let fs = &*context.env.fs;
     let path = resolve_read_path(&args.path, &context.cwd, fs).await?;
+    context.check_path(&path, Access::Read).await?;
     let metadata = match fs.metadata(&path).await {
         Ok(metadata) => metadata,
         Err(error) if error.kind == FsErrorKind::NotFound => {
@@ -322,3 +323,6 @@ async fn read_image(
         is_error: false,
     })
 }
+
+#[cfg(test)]
+mod tests;

@@ -20,8 +20,8 @@ use crate::paths::describe_fs_error;
 use crate::queue::{ExclusiveError, exclusive};
 use crate::session::Fingerprint;
 use crate::{
-    OverwritePolicy, Session, Tool, ToolAnnotations, ToolContext, ToolDefinition, ToolError,
-    ToolResult, parse_args, resolve_path,
+    OverwritePolicy, Session, Tool, ToolAnnotations, ToolContext, ToolDefinition,
+    ToolError, ToolResult, parse_args, resolve_path,
 };
 
 const ABORTED: &str = "Operation aborted";
@@ -60,6 +60,10 @@ impl WriteTool {
 
 #[async_trait]
 impl Tool for WriteTool {
+    fn authorizes_in_queue(&self) -> bool {
+        true
+    }
+
     fn definition(&self) -> &ToolDefinition {
         &self.definition
     }
@@ -70,54 +74,74 @@ impl Tool for WriteTool {
         context: &ToolContext,
         cancel: CancellationToken,
     ) -> ToolResult {
-        let args: WriteArgs = match parse_args("write", &self.definition.input_schema, args) {
-            Ok(args) => args,
-            Err(error) => return ToolError::from(error).into(),
-        };
-        let fs = context.env.fs.clone();
-        let path = match resolve_path(&args.path, &context.cwd, fs.home_dir().as_deref()) {
-            Ok(path) => path,
+        let raw_args = args.clone();
+        let schema = &self.definition.input_schema;
+        let (args, path) = match parse_and_resolve(schema, args, context) {
+            Ok(parsed) => parsed,
             Err(error) => return error.into(),
         };
         if cancel.is_cancelled() {
             return ToolResult::error(ABORTED);
         }
+        let fs = context.env.fs.clone();
         let job = WriteJob {
             fs: fs.clone(),
-            session: context.session.clone(),
-            policy: context.config.overwrite_policy,
+            context: context.clone(),
+            schema: schema.clone(),
+            raw_args,
             path: path.clone(),
             args,
         };
-        match exclusive(&context.queue, &fs, &path, &cancel, move |token| job.run(token)).await {
+        match exclusive(&context.queue, &fs, &path, &cancel, move |token| {
+            job.run(token)
+        })
+        .await
+        {
             Ok(Ok(result)) => result,
             Ok(Err(error)) => error.into(),
             Err(ExclusiveError::Lock(error)) => ToolResult::error(describe_fs_error(&error)),
-            Err(ExclusiveError::Panicked) => {
-                ToolResult::error(format!("Could not write {}: internal error", path.display()))
-            }
+            Err(ExclusiveError::Panicked) => ToolResult::error(format!(
+                "Could not write {}: internal error",
+                path.display()
+            )),
         }
     }
+}
+
+fn parse_and_resolve(
+    schema: &Value,
+    args: Value,
+    context: &ToolContext,
+) -> Result<(WriteArgs, PathBuf), ToolError> {
+    let args: WriteArgs = parse_args("write", schema, args)?;
+    let path = resolve_path(&args.path, &context.cwd, context.env.fs.home_dir().as_deref())?;
+    Ok((args, path))
 }
 
 /// One write, run while holding the file's turn in the queue.
 struct WriteJob {
     fs: Arc<dyn FileSystem>,
-    session: Session,
-    policy: OverwritePolicy,
+    context: ToolContext,
+    schema: Value,
+    raw_args: Value,
     path: PathBuf,
     args: WriteArgs,
 }
 
 impl WriteJob {
     async fn run(self, cancel: CancellationToken) -> Result<ToolResult, ToolError> {
-        let WriteJob {
-            fs,
-            session,
-            policy,
-            path,
-            args,
-        } = self;
+        let WriteJob { fs, context, schema, raw_args, path, mut args } = self;
+        // Hooks and the workspace check run here, holding the file's turn, so
+        // an approval and the write it approves cannot interleave with another write.
+        if let Some(rewritten) = context.authorize_mutation("write", &raw_args, &path).await? {
+            let (new_args, new_path) = parse_and_resolve(&schema, rewritten, &context)?;
+            if new_path != path {
+                return Err(ToolContext::moved_by_hook("write"));
+            }
+            args = new_args;
+        }
+        let session = context.session.clone();
+        let policy = context.config.overwrite_policy;
         let fs = &*fs;
         let raw = &args.path;
         let aborted = || {
@@ -149,31 +173,67 @@ impl WriteJob {
             Err(error) => return Err(ToolError::new(describe_fs_error(&error))),
         }
         aborted()?;
+        let created = match path.parent() {
+            Some(parent) => missing_ancestors(fs, parent).await,
+            None => Vec::new(),
+        };
         if let Some(parent) = path.parent() {
-            fs.create_dir_all(parent).await.map_err(|error| {
+            if let Err(error) = fs.create_dir_all(parent).await {
+                remove_created(fs, &created).await;
                 let reason = match error.kind {
                     FsErrorKind::AlreadyExists | FsErrorKind::NotADirectory => {
                         "a file is in the way".to_owned()
                     }
                     _ => describe_fs_error(&error),
                 };
-                ToolError::new(format!(
+                return Err(ToolError::new(format!(
                     "Cannot write {raw}: could not create the directory {}: {reason}.",
                     parent.display()
-                ))
-            })?;
+                )));
+            }
         }
         // Last check: once the atomic write starts it completes.
-        aborted()?;
+        if let Err(error) = aborted() {
+            remove_created(fs, &created).await;
+            return Err(error);
+        }
         let bytes = args.content.as_bytes();
-        fs.write_atomic(&path, bytes).await.map_err(|error| {
-            ToolError::new(format!("Could not write {raw}: {}", describe_fs_error(&error)))
-        })?;
+        if let Err(error) = fs.write_atomic(&path, bytes).await {
+            // A failed write leaves the file system as it was: no new directories either.
+            remove_created(fs, &created).await;
+            return Err(ToolError::new(format!(
+                "Could not write {raw}: {}",
+                describe_fs_error(&error)
+            )));
+        }
         session.record_written(fs, &path, bytes).await;
         Ok(ToolResult::text(format!(
             "Successfully wrote {} bytes to {raw}",
             bytes.len()
         )))
+    }
+}
+
+/// The ancestors of `dir` (itself included) that do not exist yet, deepest first.
+async fn missing_ancestors(fs: &dyn FileSystem, dir: &Path) -> Vec<PathBuf> {
+    let mut missing = Vec::new();
+    let mut current = Some(dir);
+    while let Some(dir) = current {
+        match fs.symlink_metadata(dir).await {
+            Err(error) if error.kind == FsErrorKind::NotFound => missing.push(dir.to_path_buf()),
+            _ => break,
+        }
+        current = dir.parent();
+    }
+    missing
+}
+
+/// Removes directories this write created, deepest first (each only if still empty).
+async fn remove_created(fs: &dyn FileSystem, created: &[PathBuf]) {
+    for dir in created {
+        if fs.remove_dir(dir).await.is_err() {
+            break;
+        }
     }
 }
 
@@ -211,3 +271,7 @@ async fn check_overwrite(
     }
     Ok(())
 }
+
+#[cfg(test)]
+#[path = "write_tests.rs"]
+mod tests;

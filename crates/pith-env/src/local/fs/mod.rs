@@ -237,10 +237,7 @@ impl FileSystem for LocalEnv {
             let mut entries = Vec::new();
             for entry in fs::read_dir(&owned).map_err(error)? {
                 let entry = entry.map_err(error)?;
-                let kind = entry
-                    .file_type()
-                    .map(kind_of)
-                    .unwrap_or(FileKind::Other);
+                let kind = entry.file_type().map(kind_of).unwrap_or(FileKind::Other);
                 entries.push(DirEntry {
                     name: entry.file_name(),
                     kind,
@@ -259,6 +256,12 @@ impl FileSystem for LocalEnv {
 
     async fn create_dir_all(&self, path: &Path) -> Result<(), FsError> {
         tokio::fs::create_dir_all(path)
+            .await
+            .map_err(|e| FsError::from_io(e, path))
+    }
+
+    async fn remove_dir(&self, path: &Path) -> Result<(), FsError> {
+        tokio::fs::remove_dir(path)
             .await
             .map_err(|e| FsError::from_io(e, path))
     }

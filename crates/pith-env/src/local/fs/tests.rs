@@ -39,7 +39,12 @@ async fn write_atomic_writes_through_a_symlink_and_keeps_the_link() {
     fs::write(&target, "old").unwrap();
     std::os::unix::fs::symlink("target.txt", &link).unwrap();
     LocalEnv::new().write_atomic(&link, b"new").await.unwrap();
-    assert!(fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+    assert!(
+        fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
     assert_eq!(fs::read_to_string(&target).unwrap(), "new");
 }
 
@@ -94,12 +99,17 @@ async fn reading_a_directory_or_a_missing_file_is_a_typed_error_with_the_path() 
 async fn lists_stats_and_canonicalizes() {
     let dir = tempfile::tempdir().unwrap();
     let env = LocalEnv::new();
-    env.create_dir_all(&dir.path().join("sub/deeper")).await.unwrap();
+    env.create_dir_all(&dir.path().join("sub/deeper"))
+        .await
+        .unwrap();
     fs::write(dir.path().join("f"), "abc").unwrap();
     std::os::unix::fs::symlink("sub", dir.path().join("link")).unwrap();
     let mut entries = env.read_dir(dir.path()).await.unwrap();
     entries.sort_by(|a, b| a.name.cmp(&b.name));
-    let kinds: Vec<_> = entries.iter().map(|e| (e.name.to_str().unwrap(), e.kind)).collect();
+    let kinds: Vec<_> = entries
+        .iter()
+        .map(|e| (e.name.to_str().unwrap(), e.kind))
+        .collect();
     assert_eq!(
         kinds,
         [
@@ -110,8 +120,40 @@ async fn lists_stats_and_canonicalizes() {
     );
     let link = dir.path().join("link");
     assert!(env.metadata(&link).await.unwrap().is_dir());
-    assert_eq!(env.symlink_metadata(&link).await.unwrap().kind, FileKind::Symlink);
+    assert_eq!(
+        env.symlink_metadata(&link).await.unwrap().kind,
+        FileKind::Symlink
+    );
     assert_eq!(env.metadata(&dir.path().join("f")).await.unwrap().len, 3);
     let real = env.canonicalize(&link.join("deeper")).await.unwrap();
-    assert_eq!(real, fs::canonicalize(dir.path()).unwrap().join("sub/deeper"));
+    assert_eq!(
+        real,
+        fs::canonicalize(dir.path()).unwrap().join("sub/deeper")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_concurrent_reader_sees_the_old_or_the_new_bytes_never_a_mixture() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("f");
+    let versions = [vec![b'a'; 1 << 20], vec![b'b'; 1 << 20]];
+    fs::write(&path, &versions[0]).unwrap();
+    let env = std::sync::Arc::new(LocalEnv::new());
+    let writer = {
+        let (env, path, versions) = (env.clone(), path.clone(), versions.clone());
+        tokio::spawn(async move {
+            for round in 0..40 {
+                env.write_atomic(&path, &versions[round % 2]).await.unwrap();
+            }
+        })
+    };
+    while !writer.is_finished() {
+        let seen = env.read(&path).await.unwrap();
+        assert!(
+            seen == versions[0] || seen == versions[1],
+            "a torn read of {} bytes",
+            seen.len()
+        );
+    }
+    writer.await.unwrap();
 }

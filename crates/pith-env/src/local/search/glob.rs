@@ -9,8 +9,14 @@
 //! - A trailing `/` matches directories only.
 //! - `*` and `?` never cross `/`; `**` does; `{a,b}` and `[...]` work.
 //! - Smart case, like fd: case-insensitive unless the pattern has an
-//!   uppercase letter, so `readme*` finds `README.md`.
+//!   uppercase letter, so `readme*` finds `README.md`. Such a pattern is
+//!   already lowercase, so it is compiled case-sensitively and matched
+//!   against the lowercased name: globset's case-insensitive mode compiles
+//!   every glob to a regex, while `*.ts` as written is an extension lookup.
 
+use std::borrow::Cow;
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use globset::{GlobBuilder, GlobMatcher};
@@ -23,6 +29,8 @@ pub(super) struct PathGlob {
     matcher: GlobMatcher,
     name_only: bool,
     dirs_only: bool,
+    /// Lowercase candidates before matching (smart case, no uppercase).
+    fold_case: bool,
 }
 
 impl PathGlob {
@@ -42,10 +50,9 @@ impl PathGlob {
         } else {
             format!("**/{trimmed}")
         };
-        let case_insensitive = !pattern.chars().any(char::is_uppercase);
+        let fold_case = !pattern.chars().any(char::is_uppercase);
         let glob = GlobBuilder::new(&effective)
             .literal_separator(true)
-            .case_insensitive(case_insensitive)
             .backslash_escape(true)
             .build()
             .map_err(|error| SearchError::InvalidGlob(short_glob_error(pattern, &error)))?;
@@ -53,6 +60,7 @@ impl PathGlob {
             matcher: glob.compile_matcher(),
             name_only,
             dirs_only,
+            fold_case,
         })
     }
 
@@ -61,13 +69,39 @@ impl PathGlob {
         if self.dirs_only && !is_dir {
             return false;
         }
-        if self.name_only {
-            relative
-                .file_name()
-                .is_some_and(|name| self.matcher.is_match(name))
+        let bytes = relative.as_os_str().as_bytes();
+        let candidate = if self.name_only {
+            // The last component, without `Path::file_name`'s parsing.
+            let name = bytes.rsplit(|&byte| byte == b'/').next().unwrap_or(bytes);
+            if name.is_empty() || name == b".." {
+                return false;
+            }
+            name
         } else {
-            self.matcher.is_match(relative)
+            bytes
+        };
+        if self.fold_case {
+            self.matcher
+                .is_match(Path::new(OsStr::from_bytes(&lowercase(candidate))))
+        } else {
+            self.matcher
+                .is_match(Path::new(OsStr::from_bytes(candidate)))
         }
+    }
+}
+
+/// `bytes` lowercased (Unicode when it is UTF-8), borrowed when already so.
+fn lowercase(bytes: &[u8]) -> Cow<'_, [u8]> {
+    if !bytes
+        .iter()
+        .any(|&byte| byte.is_ascii_uppercase() || !byte.is_ascii())
+    {
+        return Cow::Borrowed(bytes);
+    }
+    match std::str::from_utf8(bytes) {
+        Ok(text) if text.is_ascii() => Cow::Owned(bytes.to_ascii_lowercase()),
+        Ok(text) => Cow::Owned(text.to_lowercase().into_bytes()),
+        Err(_) => Cow::Owned(bytes.to_ascii_lowercase()),
     }
 }
 
@@ -114,6 +148,10 @@ mod tests {
     fn case_is_smart() {
         assert!(matches("readme*", "README.md"));
         assert!(!matches("README*", "readme.md"));
+        assert!(matches("*.ts", "src/Deep/A.TS"));
+        assert!(matches("src/**/*.ts", "SRC/x/a.Ts"));
+        assert!(matches("straße*", "STRAßE.md"));
+        assert!(!matches("*.ts", "a.tsx"));
     }
 
     #[test]

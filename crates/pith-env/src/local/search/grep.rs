@@ -14,8 +14,13 @@
 //!    workers busy, and searching starts with the first file instead of after
 //!    a whole-tree walk.
 //! 2. Workers search their files in parallel, each file capped at `limit`
-//!    matches (it can never contribute more), and send the rows to the
-//!    calling thread, which puts them back in file order.
+//!    matches (it can never contribute more). Under the same lock as the walk,
+//!    a worker hands in its file's rows when it claims the next file; rows
+//!    that complete the prefix in file order go straight into the output.
+//!    (No collector thread and no channel: one lock per file, and no wake-up
+//!    unless a worker waits for the window, because the futex calls of a
+//!    channel plus a condvar per file cost more than the searching in
+//!    profiles of trees of small files.)
 //! 3. Workers may run at most a window of files ahead of the first file not
 //!    yet put in order, which bounds both the wasted work after the limit and
 //!    the rows held out of order.
@@ -32,26 +37,21 @@ use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::mpsc::{self, RecvTimeoutError};
-use std::sync::{Condvar, Mutex};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
 use grep::regex::{RegexMatcher, RegexMatcherBuilder};
 use grep::searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
-use tokio_util::sync::CancellationToken;
 
 use super::glob::PathGlob;
-use super::{RootKind, relative_display, root_kind, thread_count, walker};
+use super::{RootKind, Stop, relative_display, relative_path, root_kind, thread_count, walker};
 use crate::{FsError, GrepLine, GrepOutput, GrepRequest, SearchError};
 
 /// How many files per worker may be searched ahead of the ordered output.
 const WINDOW_PER_THREAD: usize = 64;
 
-pub(super) fn grep(
-    request: &GrepRequest,
-    cancel: &CancellationToken,
-) -> Result<GrepOutput, SearchError> {
+pub(super) fn grep(request: &GrepRequest, cancel: &Stop) -> Result<GrepOutput, SearchError> {
     let matcher = build_matcher(request)?;
     let glob = request.glob.as_deref().map(PathGlob::new).transpose()?;
     let limit = request.limit.max(1);
@@ -65,23 +65,27 @@ pub(super) fn grep(
                 glob: glob.as_ref(),
                 cancel,
                 limit,
-                walk: Mutex::new(SortedWalk {
-                    walk: walker(&request.root)
-                        .sort_by_file_name(|a, b| a.cmp(b))
-                        .build(),
-                    next_index: 0,
-                    done: false,
+                state: Mutex::new(State {
+                    walk: SortedWalk {
+                        walk: walker(&request.root)
+                            .sort_by_file_name(|a, b| a.cmp(b))
+                            .build(),
+                        next_index: 0,
+                        done: false,
+                    },
+                    pending: BTreeMap::new(),
+                    consumed: 0,
+                    output: GrepOutput::default(),
+                    waiting: 0,
                 }),
                 window_open: Condvar::new(),
                 window: WINDOW_PER_THREAD * threads,
-                consumed: AtomicUsize::new(0),
                 cutoff: AtomicUsize::new(usize::MAX),
-                stopped: AtomicBool::new(false),
             };
             engine.run(threads)
         }
     };
-    if cancel.is_cancelled() {
+    if cancel.is_set() {
         return Err(SearchError::Cancelled);
     }
     Ok(output)
@@ -124,16 +128,18 @@ fn build_searcher(context: usize, limit: usize) -> Searcher {
         .build()
 }
 
+/// A file named as the root is searched whatever the glob and the ignore
+/// rules say, as ripgrep does with an explicit path.
 fn search_single_file(
     request: &GrepRequest,
     matcher: &RegexMatcher,
     limit: usize,
-    cancel: &CancellationToken,
+    cancel: &Stop,
 ) -> Result<GrepOutput, SearchError> {
     let file = File::open(&request.root)
         .map_err(|error| SearchError::Fs(FsError::from_io(error, &request.root)))?;
     let mut searcher = build_searcher(request.context, limit);
-    let stop = || cancel.is_cancelled();
+    let stop = || cancel.is_set();
     let outcome = search_file(&mut searcher, matcher, file, &stop);
     let name = request
         .root
@@ -309,10 +315,10 @@ impl SortedWalk {
         &mut self,
         root: &Path,
         glob: Option<&PathGlob>,
-        cancel: &CancellationToken,
+        cancel: &Stop,
     ) -> Option<(usize, PathBuf)> {
         while !self.done {
-            if cancel.is_cancelled() {
+            if cancel.is_set() {
                 break;
             }
             let Some(entry) = self.walk.next() else {
@@ -323,8 +329,7 @@ impl SortedWalk {
                 continue;
             }
             if let Some(glob) = glob {
-                let relative = entry.path().strip_prefix(root).unwrap_or(entry.path());
-                if !glob.is_match(relative, false) {
+                if !glob.is_match(relative_path(root, entry.path()), false) {
                     continue;
                 }
             }
@@ -337,116 +342,131 @@ impl SortedWalk {
     }
 }
 
+/// A searched file: its number in path order, its path and its rows.
 type Found = (usize, PathBuf, FileOutcome);
+
+/// What the workers share under one lock.
+struct State {
+    walk: SortedWalk,
+    /// Searched files that are not yet next in order.
+    pending: BTreeMap<usize, (PathBuf, FileOutcome)>,
+    /// Files `0..consumed` are in `output`.
+    consumed: usize,
+    output: GrepOutput,
+    /// Workers waiting for the window to move.
+    waiting: usize,
+}
 
 struct Engine<'a> {
     request: &'a GrepRequest,
     matcher: &'a RegexMatcher,
     glob: Option<&'a PathGlob>,
-    cancel: &'a CancellationToken,
+    cancel: &'a Stop,
     limit: usize,
-    walk: Mutex<SortedWalk>,
-    /// Signalled when `consumed` advances or the search stops.
+    state: Mutex<State>,
+    /// Signalled when `consumed` advances or the search ends.
     window_open: Condvar,
     window: usize,
-    /// Files `0..consumed` are in the output.
-    consumed: AtomicUsize,
     /// The file at which the limit was reached; later files are abandoned.
     cutoff: AtomicUsize,
-    stopped: AtomicBool,
 }
 
 impl Engine<'_> {
     fn run(&self, threads: usize) -> GrepOutput {
         std::thread::scope(|scope| {
-            let (sender, receiver) = mpsc::channel::<Found>();
-            for _ in 0..threads {
-                let sender = sender.clone();
-                scope.spawn(move || self.work(&sender));
+            for _ in 1..threads {
+                scope.spawn(|| self.work());
             }
-            drop(sender);
-            let output = self.collect(receiver);
-            self.stopped.store(true, Ordering::Release);
-            self.wake_workers();
-            output
-        })
+            // The calling thread is a worker too.
+            self.work();
+        });
+        std::mem::take(&mut self.lock().output)
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     fn finished(&self, index: usize) -> bool {
-        self.stopped.load(Ordering::Acquire)
-            || self.cancel.is_cancelled()
-            || index > self.cutoff.load(Ordering::Acquire)
+        self.cancel.is_set() || index > self.cutoff.load(Ordering::Acquire)
     }
 
-    fn work(&self, results: &mpsc::Sender<Found>) {
+    fn work(&self) {
         let mut searcher = build_searcher(self.request.context, self.limit);
         // Each worker its own matcher, as ripgrep does: no shared cache pool.
         let matcher = self.matcher.clone();
-        while let Some((index, path)) = self.claim() {
+        let mut searched: Option<Found> = None;
+        while let Some((index, path)) = self.hand_in_and_claim(searched.take()) {
             let stop = || self.finished(index);
             let outcome = match File::open(&path) {
                 Ok(file) => search_file(&mut searcher, &matcher, file, &stop),
                 // Unreadable files are skipped, as ripgrep does (it warns).
                 Err(_) => FileOutcome::default(),
             };
-            if results.send((index, path, outcome)).is_err() {
-                break;
-            }
+            searched = Some((index, path, outcome));
         }
     }
 
-    /// Takes the next file once it is inside the window.
-    fn claim(&self) -> Option<(usize, PathBuf)> {
-        let mut walk = self.walk.lock().ok()?;
+    /// Hands in the last searched file, then takes the next file once it is
+    /// inside the window; `None` when the search is over.
+    fn hand_in_and_claim(&self, searched: Option<Found>) -> Option<(usize, PathBuf)> {
+        let mut state = self.lock();
+        if let Some(found) = searched {
+            self.hand_in(&mut state, found);
+        }
         loop {
-            if self.finished(walk.next_index) {
+            if state.walk.done || self.finished(state.walk.next_index) {
                 return None;
             }
-            if walk.next_index < self.consumed.load(Ordering::Acquire) + self.window {
+            if state.walk.next_index < state.consumed + self.window {
                 break;
             }
-            walk = self.window_open.wait(walk).ok()?;
+            state.waiting += 1;
+            state = self
+                .window_open
+                .wait_timeout(state, Duration::from_millis(50))
+                .map_or_else(|e| e.into_inner().0, |(state, _)| state);
+            state.waiting -= 1;
         }
-        walk.next_file(&self.request.root, self.glob, self.cancel)
+        let claimed = state
+            .walk
+            .next_file(&self.request.root, self.glob, self.cancel);
+        if claimed.is_none() && state.waiting > 0 {
+            self.window_open.notify_all();
+        }
+        claimed
     }
 
-    fn wake_workers(&self) {
-        // Taking the lock orders this wake-up after any worker's window check.
-        drop(self.walk.lock());
-        self.window_open.notify_all();
-    }
-
-    /// Puts the workers' results back in file order until the limit or the end.
-    fn collect(&self, results: mpsc::Receiver<Found>) -> GrepOutput {
-        let mut output = GrepOutput::default();
-        let mut pending = BTreeMap::new();
-        let mut next = 0;
-        loop {
-            match results.recv_timeout(Duration::from_millis(50)) {
-                Ok((index, path, outcome)) => {
-                    pending.insert(index, (path, outcome));
-                }
-                Err(RecvTimeoutError::Timeout) if self.cancel.is_cancelled() => return output,
-                Err(RecvTimeoutError::Timeout) => continue,
-                Err(RecvTimeoutError::Disconnected) => return output,
-            }
-            while let Some((path, outcome)) = pending.remove(&next) {
+    /// Puts a searched file in order; appends every file now next in order.
+    fn hand_in(&self, state: &mut State, (index, path, outcome): Found) {
+        if self.cutoff.load(Ordering::Acquire) != usize::MAX {
+            return;
+        }
+        if index != state.consumed {
+            state.pending.insert(index, (path, outcome));
+            return;
+        }
+        let mut next = Some((path, outcome));
+        while let Some((path, outcome)) = next {
+            if !outcome.rows.is_empty() {
                 let display = relative_display(&self.request.root, &path);
                 append(
-                    &mut output,
+                    &mut state.output,
                     display,
                     outcome,
                     self.limit,
                     self.request.context,
                 );
-                if output.limit_reached {
-                    self.cutoff.store(next, Ordering::Release);
-                    return output;
-                }
-                next += 1;
             }
-            self.consumed.store(next, Ordering::Release);
-            self.wake_workers();
+            if state.output.limit_reached {
+                self.cutoff.store(state.consumed, Ordering::Release);
+                break;
+            }
+            state.consumed += 1;
+            next = state.pending.remove(&state.consumed);
+        }
+        if state.waiting > 0 {
+            self.window_open.notify_all();
         }
     }
 }

@@ -5,8 +5,10 @@
 //! hierarchically), `.ignore`, `.git/info/exclude` and the global git excludes
 //! are honoured inside and outside git repositories. Symbolic links are not
 //! followed, so a link loop cannot make a walk spin. The blocking work runs on
-//! tokio's blocking pool; a cancelled call returns at once and the blocking
-//! job notices the token at its next entry, match or read.
+//! tokio's blocking pool; a cancelled (or dropped) call returns at once and
+//! the blocking job notices a [`Stop`] flag at its next entry, match or read.
+//! (The flag is an atomic load; the token's own check takes a mutex, and the
+//! workers of a search would contend on it for every read.)
 
 mod find;
 mod glob;
@@ -15,6 +17,8 @@ mod grep;
 use std::io;
 use std::num::NonZero;
 use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use async_trait::async_trait;
 use ignore::WalkBuilder;
@@ -32,9 +36,8 @@ impl Search for LocalEnv {
         request: GrepRequest,
         cancel: CancellationToken,
     ) -> Result<GrepOutput, SearchError> {
-        let token = cancel.clone();
-        run_blocking(&request.root.clone(), cancel, move || {
-            grep::grep(&request, &token)
+        run_blocking(&request.root.clone(), cancel, move |stop| {
+            grep::grep(&request, &stop)
         })
         .await
     }
@@ -44,16 +47,35 @@ impl Search for LocalEnv {
         request: FindRequest,
         cancel: CancellationToken,
     ) -> Result<FindOutput, SearchError> {
-        let token = cancel.clone();
-        run_blocking(&request.root.clone(), cancel, move || {
-            find::find(&request, &token)
+        run_blocking(&request.root.clone(), cancel, move |stop| {
+            find::find(&request, &stop)
         })
         .await
     }
 }
 
+/// Set when the caller no longer wants the result: the token fired or the
+/// call's future was dropped.
+#[derive(Debug, Default)]
+struct Stop(AtomicBool);
+
+impl Stop {
+    fn is_set(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+/// Sets the job's [`Stop`] when the call ends, however it ends.
+struct StopOnDrop(Arc<Stop>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        (self.0).0.store(true, Ordering::Relaxed);
+    }
+}
+
 /// Runs `job` on the blocking pool; returns `Cancelled` as soon as `cancel`
-/// fires (the job stops on its own shortly after).
+/// fires (the job sees its [`Stop`] and ends on its own shortly after).
 async fn run_blocking<T, F>(
     root: &Path,
     cancel: CancellationToken,
@@ -61,12 +83,14 @@ async fn run_blocking<T, F>(
 ) -> Result<T, SearchError>
 where
     T: Send + 'static,
-    F: FnOnce() -> Result<T, SearchError> + Send + 'static,
+    F: FnOnce(Arc<Stop>) -> Result<T, SearchError> + Send + 'static,
 {
     if cancel.is_cancelled() {
         return Err(SearchError::Cancelled);
     }
-    let handle = tokio::task::spawn_blocking(job);
+    let stop = Arc::new(Stop::default());
+    let _guard = StopOnDrop(Arc::clone(&stop));
+    let handle = tokio::task::spawn_blocking(move || job(stop));
     tokio::select! {
         joined = handle => joined.unwrap_or_else(|error| {
             Err(SearchError::Fs(
@@ -123,6 +147,9 @@ fn thread_count() -> usize {
 
 /// `root`-relative path with `/` separators, lossily decoded.
 fn relative_display(root: &Path, path: &Path) -> String {
+    if let Some(relative) = relative_bytes(root, path) {
+        return String::from_utf8_lossy(relative).into_owned();
+    }
     let relative = path.strip_prefix(root).unwrap_or(path);
     let mut display = String::new();
     for (index, component) in relative.components().enumerate() {
@@ -132,4 +159,29 @@ fn relative_display(root: &Path, path: &Path) -> String {
         display.push_str(&component.as_os_str().to_string_lossy());
     }
     display
+}
+
+/// `path` relative to `root` (`path` itself if it is not below `root`).
+fn relative_path<'p>(root: &Path, path: &'p Path) -> &'p Path {
+    use std::os::unix::ffi::OsStrExt;
+    match relative_bytes(root, path) {
+        Some(relative) => Path::new(std::ffi::OsStr::from_bytes(relative)),
+        None => path.strip_prefix(root).unwrap_or(path),
+    }
+}
+
+/// The bytes of `path` after `root` and its separator, when `path` is `root`
+/// joined with more (as the walker builds them): a byte comparison instead of
+/// `Path::strip_prefix`'s component parsing, which showed in profiles.
+fn relative_bytes<'p>(root: &Path, path: &'p Path) -> Option<&'p [u8]> {
+    use std::os::unix::ffi::OsStrExt;
+    let rest = path
+        .as_os_str()
+        .as_bytes()
+        .strip_prefix(root.as_os_str().as_bytes())?;
+    if root.as_os_str().as_bytes().ends_with(b"/") {
+        Some(rest)
+    } else {
+        rest.strip_prefix(b"/")
+    }
 }

@@ -97,7 +97,9 @@ mod tests {
             "path": "a", "edits": "[{\"oldText\":\"x\",\"newText\":\"y\"}]"
         }));
         assert_eq!(repaired["edits"], json!([{"oldText": "x", "newText": "y"}]));
-        let single = repair_edit_args(json!({"path": "a", "edits": "{\"oldText\":\"x\",\"newText\":\"y\"}"}));
+        let single = repair_edit_args(
+            json!({"path": "a", "edits": "{\"oldText\":\"x\",\"newText\":\"y\"}"}),
+        );
         assert_eq!(single["edits"], json!([{"oldText": "x", "newText": "y"}]));
         let broken = repair_edit_args(json!({"path": "a", "edits": "[{"}));
         assert_eq!(broken["edits"], "[{");
@@ -105,7 +107,8 @@ mod tests {
 
     #[test]
     fn wraps_a_single_object_and_fixes_spellings() {
-        let repaired = repair_edit_args(json!({"path": "a", "edits": {"old_string": "x", "new_string": "y"}}));
+        let repaired =
+            repair_edit_args(json!({"path": "a", "edits": {"old_string": "x", "new_string": "y"}}));
         assert_eq!(repaired["edits"], json!([{"oldText": "x", "newText": "y"}]));
         let items = repair_edit_args(json!({"path": "a", "edits": [
             {"old_text": "1", "new_text": "2"},
@@ -127,17 +130,28 @@ mod tests {
             json!({"path": "a", "edits": [{"oldText": "1", "newText": "2"}, {"oldText": "3", "newText": "4"}]})
         );
         let alone = repair_edit_args(json!({"path": "a", "oldText": "x", "newText": "y"}));
-        assert_eq!(alone, json!({"path": "a", "edits": [{"oldText": "x", "newText": "y"}]}));
+        assert_eq!(
+            alone,
+            json!({"path": "a", "edits": [{"oldText": "x", "newText": "y"}]})
+        );
     }
 
     #[test]
     fn leaves_other_input_alone() {
         assert_eq!(repair_edit_args(json!("text")), json!("text"));
         assert_eq!(
-            repair_edit_args(json!("{\"path\":\"a\",\"oldText\":\"x\",\"newText\":\"y\"}")),
+            repair_edit_args(json!(
+                "{\"path\":\"a\",\"oldText\":\"x\",\"newText\":\"y\"}"
+            )),
             json!({"path": "a", "edits": [{"oldText": "x", "newText": "y"}]})
         );
-        assert_eq!(repair_edit_args(json!({"path": "a", "edits": []})), json!({"path": "a", "edits": []}));
-        assert_eq!(repair_edit_args(json!({"path": "a", "oldText": "x"})), json!({"path": "a", "oldText": "x"}));
+        assert_eq!(
+            repair_edit_args(json!({"path": "a", "edits": []})),
+            json!({"path": "a", "edits": []})
+        );
+        assert_eq!(
+            repair_edit_args(json!({"path": "a", "oldText": "x"})),
+            json!({"path": "a", "oldText": "x"})
+        );
     }
 }

@@ -9,7 +9,9 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use crate::paths::{describe_fs_error, not_found_message};
-use crate::{Session, ToolError, ToolResult};
+use serde_json::Value;
+
+use crate::{ToolContext, ToolError, ToolResult};
 
 pub(super) const ABORTED: &str = "Operation aborted";
 /// Context lines around each change in the diff and the patch.
@@ -18,7 +20,10 @@ const CONTEXT_LINES: usize = 4;
 /// One edit call's work.
 pub(super) struct EditJob {
     pub(super) fs: Arc<dyn FileSystem>,
-    pub(super) session: Session,
+    pub(super) context: ToolContext,
+    pub(super) schema: Value,
+    /// The arguments as the hooks see them.
+    pub(super) raw_args: Value,
     /// The resolved absolute path.
     pub(super) path: PathBuf,
     /// The path as the model sent it (used in every message).
@@ -27,7 +32,19 @@ pub(super) struct EditJob {
 }
 
 impl EditJob {
-    pub(super) async fn run(self, cancel: CancellationToken) -> Result<ToolResult, ToolError> {
+    pub(super) async fn run(mut self, cancel: CancellationToken) -> Result<ToolResult, ToolError> {
+        // Hooks and the workspace check run here, holding the file's turn, so
+        // an approval and the edit it approves cannot interleave with another write.
+        if let Some(rewritten) =
+            self.context.authorize_mutation("edit", &self.raw_args, &self.path).await?
+        {
+            let (args, path) = super::parse_and_resolve(&self.schema, rewritten, &self.context)?;
+            if path != self.path {
+                return Err(ToolContext::moved_by_hook("edit"));
+            }
+            self.raw_path = args.path;
+            self.edits = super::edits_of(args.edits);
+        }
         let fs = &*self.fs;
         let raw = self.raw_path.as_str();
         let aborted = || {
@@ -52,7 +69,7 @@ impl EditJob {
         fs.write_atomic(&self.path, outcome.file_text.as_bytes())
             .await
             .map_err(|error| self.failure(&error))?;
-        self.session
+        self.context.session
             .record_written(fs, &self.path, outcome.file_text.as_bytes())
             .await;
         let diff = display_diff(&outcome.old_content, &outcome.new_content, CONTEXT_LINES);

@@ -151,12 +151,24 @@ pub(super) fn attach(bytes: &[u8], kind: ImageKind, auto_resize: bool) -> Attach
     if kind == ImageKind::Bmp {
         hints.push("[Image converted from image/bmp to image/png.]".to_owned());
     } else if width <= MAX_DIMENSION && height <= MAX_DIMENSION && original_fits {
-        return attachment(kind.mime(), hints, STANDARD.encode(bytes), Some((width, height)));
+        return attachment(
+            kind.mime(),
+            hints,
+            STANDARD.encode(bytes),
+            Some((width, height)),
+        );
     }
     if !auto_resize {
         return match encode_png(&decoded) {
-            Some(png) => attachment("image/png", hints, STANDARD.encode(png), Some((width, height))),
-            None => omitted("[Image omitted: could not be converted to a supported inline image format.]"),
+            Some(png) => attachment(
+                "image/png",
+                hints,
+                STANDARD.encode(png),
+                Some((width, height)),
+            ),
+            None => omitted(
+                "[Image omitted: could not be converted to a supported inline image format.]",
+            ),
         };
     }
     let Some((data, mime, shown)) = shrink(&decoded) else {

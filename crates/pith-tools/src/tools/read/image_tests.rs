@@ -3,7 +3,9 @@ use image::{Rgb, RgbImage};
 use super::*;
 
 fn encoded(width: u32, height: u32, format: ImageFormat) -> Vec<u8> {
-    let image = RgbImage::from_fn(width, height, |x, y| Rgb([(x % 256) as u8, (y % 256) as u8, 7]));
+    let image = RgbImage::from_fn(width, height, |x, y| {
+        Rgb([(x % 256) as u8, (y % 256) as u8, 7])
+    });
     let mut out = Vec::new();
     DynamicImage::ImageRgb8(image)
         .write_to(&mut Cursor::new(&mut out), format)
@@ -13,10 +15,22 @@ fn encoded(width: u32, height: u32, format: ImageFormat) -> Vec<u8> {
 
 #[test]
 fn sniffs_supported_formats_by_magic_bytes() {
-    assert_eq!(sniff(&encoded(3, 2, ImageFormat::Png)), Some(ImageKind::Png));
-    assert_eq!(sniff(&encoded(3, 2, ImageFormat::Jpeg)), Some(ImageKind::Jpeg));
-    assert_eq!(sniff(&encoded(3, 2, ImageFormat::Gif)), Some(ImageKind::Gif));
-    assert_eq!(sniff(&encoded(3, 2, ImageFormat::Bmp)), Some(ImageKind::Bmp));
+    assert_eq!(
+        sniff(&encoded(3, 2, ImageFormat::Png)),
+        Some(ImageKind::Png)
+    );
+    assert_eq!(
+        sniff(&encoded(3, 2, ImageFormat::Jpeg)),
+        Some(ImageKind::Jpeg)
+    );
+    assert_eq!(
+        sniff(&encoded(3, 2, ImageFormat::Gif)),
+        Some(ImageKind::Gif)
+    );
+    assert_eq!(
+        sniff(&encoded(3, 2, ImageFormat::Bmp)),
+        Some(ImageKind::Bmp)
+    );
     assert_eq!(sniff(b"RIFF\0\0\0\0WEBPVP8 "), Some(ImageKind::Webp));
     assert_eq!(sniff(b"\xFF\xD8\xFF\xF7 jpeg-ls"), None);
     assert_eq!(sniff(b"BM not really a bitmap header at all"), None);
@@ -28,7 +42,9 @@ fn sniffs_supported_formats_by_magic_bytes() {
 fn an_animated_png_is_not_an_image() {
     let mut png = encoded(2, 2, ImageFormat::Png);
     // Insert an acTL chunk right after IHDR (8 + 25 bytes).
-    let actl = [0, 0, 0, 8, b'a', b'c', b'T', b'L', 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0];
+    let actl = [
+        0, 0, 0, 8, b'a', b'c', b'T', b'L', 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0,
+    ];
     png.splice(33..33, actl);
     assert_eq!(sniff(&png), None);
 }
@@ -59,12 +75,12 @@ fn a_bmp_becomes_a_png() {
 
 #[test]
 fn a_large_image_is_resized_to_fit_with_a_coordinate_hint() {
-    let png = encoded(3000, 1000, ImageFormat::Png);
+    let png = encoded(3000, 300, ImageFormat::Png);
     let attachment = attach(&png, ImageKind::Png, true);
-    assert_eq!(attachment.size, Some((2000, 667)));
+    assert_eq!(attachment.size, Some((2000, 200)));
     assert!(
         attachment.text.ends_with(
-            "[Image: original 3000x1000, displayed at 2000x667. Multiply coordinates by 1.50 to map to original image.]"
+            "[Image: original 3000x300, displayed at 2000x200. Multiply coordinates by 1.50 to map to original image.]"
         ),
         "{}",
         attachment.text
@@ -75,9 +91,17 @@ fn a_large_image_is_resized_to_fit_with_a_coordinate_hint() {
 
 #[test]
 fn an_undecodable_image_is_omitted_with_a_reason() {
-    let attachment = attach(b"\x89PNG\r\n\x1a\n\0\0\0\x0dIHDRbroken", ImageKind::Png, true);
+    let attachment = attach(
+        b"\x89PNG\r\n\x1a\n\0\0\0\x0dIHDRbroken",
+        ImageKind::Png,
+        true,
+    );
     assert!(attachment.image.is_none());
-    assert!(attachment.text.contains("[Image omitted:"), "{}", attachment.text);
+    assert!(
+        attachment.text.contains("[Image omitted:"),
+        "{}",
+        attachment.text
+    );
 }
 
 #[test]
@@ -85,4 +109,20 @@ fn fits_both_dimensions() {
     assert_eq!(fit(100, 100), (100, 100));
     assert_eq!(fit(4000, 3000), (2000, 1500));
     assert_eq!(fit(1000, 5000), (400, 2000));
+}
+
+#[test]
+fn jpeg_gif_and_webp_pass_through_with_their_own_type() {
+    for (format, kind, mime) in [
+        (ImageFormat::Jpeg, ImageKind::Jpeg, "image/jpeg"),
+        (ImageFormat::Gif, ImageKind::Gif, "image/gif"),
+        (ImageFormat::WebP, ImageKind::Webp, "image/webp"),
+    ] {
+        let bytes = encoded(5, 4, format);
+        assert_eq!(sniff(&bytes), Some(kind), "{mime}");
+        let attachment = attach(&bytes, kind, true);
+        assert_eq!(attachment.text, format!("Read image file [{mime}]"));
+        assert_eq!(attachment.image.unwrap(), (STANDARD.encode(&bytes), mime));
+        assert_eq!(attachment.size, Some((5, 4)));
+    }
 }

@@ -261,7 +261,11 @@ pub(super) struct Request<'a> {
 }
 
 /// The model-facing text and the details of a scan.
-pub(super) fn render(scan: &Scan, window: &Window, request: &Request<'_>) -> (String, Option<Value>) {
+pub(super) fn render(
+    scan: &Scan,
+    window: &Window,
+    request: &Request<'_>,
+) -> (String, Option<Value>) {
     let limits = window.limits;
     let first_shown = window.start + 1;
     let details = scan.truncated_by.map(|by| {

@@ -22,14 +22,23 @@ fn scan(bytes: &[u8], window: Window) -> Scan {
             chunked.feed(chunk);
         }
         let chunked = chunked.finish();
-        assert_eq!(format!("{chunked:?}"), format!("{whole:?}"), "chunk size {size}");
+        assert_eq!(
+            format!("{chunked:?}"),
+            format!("{whole:?}"),
+            "chunk size {size}"
+        );
     }
     whole
 }
 
 fn text(bytes: &[u8], offset: u64, limit: Option<u64>) -> String {
     let window = window(offset, limit, 2000, 51_200);
-    render(&scan(bytes, window), &window, &Request { raw_path: "f.txt" }).0
+    render(
+        &scan(bytes, window),
+        &window,
+        &Request { raw_path: "f.txt" },
+    )
+    .0
 }
 
 #[test]
@@ -55,7 +64,10 @@ fn window_at(offset: u64) -> Window {
 
 #[test]
 fn shows_the_whole_file_with_its_trailing_newline() {
-    assert_eq!(text(b"alpha\nbeta\ngamma\n", 0, None), "alpha\nbeta\ngamma\n");
+    assert_eq!(
+        text(b"alpha\nbeta\ngamma\n", 0, None),
+        "alpha\nbeta\ngamma\n"
+    );
     assert_eq!(text(b"alpha\nbeta", 0, None), "alpha\nbeta");
     assert_eq!(text(b"", 0, None), "");
 }
@@ -79,9 +91,17 @@ fn truncates_by_lines_with_the_exact_notice() {
     let many: String = (1..=5000).map(|n| format!("line {n}\n")).collect();
     let window = window_at(1);
     let scanned = scan(many.as_bytes(), window);
-    let (text, details) = render(&scanned, &window, &Request { raw_path: "big.txt" });
+    let (text, details) = render(
+        &scanned,
+        &window,
+        &Request {
+            raw_path: "big.txt",
+        },
+    );
     assert!(text.starts_with("line 1\nline 2\n"));
-    assert!(text.ends_with("line 2000\n\n[Showing lines 1-2000 of 5000. Use offset=2001 to continue.]"));
+    assert!(
+        text.ends_with("line 2000\n\n[Showing lines 1-2000 of 5000. Use offset=2001 to continue.]")
+    );
     let truncation = &details.unwrap()["truncation"];
     assert_eq!(truncation["truncatedBy"], "lines");
     assert_eq!(truncation["totalLines"], 5000);
@@ -93,7 +113,11 @@ fn truncates_by_lines_with_the_exact_notice() {
 fn a_file_of_exactly_the_line_limit_is_not_truncated() {
     let exact: String = (1..=2000).map(|n| format!("{n}\n")).collect();
     let window = window_at(1);
-    let (text, details) = render(&scan(exact.as_bytes(), window), &window, &Request { raw_path: "f" });
+    let (text, details) = render(
+        &scan(exact.as_bytes(), window),
+        &window,
+        &Request { raw_path: "f" },
+    );
     assert!(details.is_none());
     assert!(text.ends_with("2000\n"));
 }
@@ -118,12 +142,21 @@ fn truncates_by_bytes_with_the_limit_in_the_notice() {
 fn a_first_line_over_the_limit_gets_a_sed_hint() {
     let window = window(2, None, 100, 10);
     let scanned = scan(b"short\nthis line is too long\nnext\n", window);
-    let (text, details) = render(&scanned, &window, &Request { raw_path: "my file.txt" });
+    let (text, details) = render(
+        &scanned,
+        &window,
+        &Request {
+            raw_path: "my file.txt",
+        },
+    );
     assert_eq!(
         text,
         "[Line 2 is 21B, exceeds 10B limit. Use bash: sed -n '2p' 'my file.txt' | head -c 10]"
     );
-    assert_eq!(details.unwrap()["truncation"]["firstLineExceedsLimit"], true);
+    assert_eq!(
+        details.unwrap()["truncation"]["firstLineExceedsLimit"],
+        true
+    );
 }
 
 #[test]

@@ -1,0 +1,113 @@
+//! write over MemoryEnv: the overwrite policy and what it remembers.
+
+use pith_env::{Env, FileSystem, MemoryEnv};
+use serde_json::json;
+
+use crate::{CallOptions, OverwritePolicy, Session, ToolSet};
+
+fn session(env: &MemoryEnv, policy: OverwritePolicy) -> Session {
+    ToolSet::builder(Env::memory(env.clone()))
+        .cwd("/work")
+        .overwrite_policy(policy)
+        .build()
+        .session()
+}
+
+#[tokio::test]
+async fn requires_a_read_of_the_current_content_before_overwriting() {
+    let env = MemoryEnv::with_files(&[("/work/a.txt", "v1\n")]);
+    let session = session(&env, OverwritePolicy::RequireRead);
+    let write = json!({"path": "a.txt", "content": "mine\n"});
+    let refused = session
+        .call("write", write.clone(), CallOptions::default())
+        .await;
+    assert!(refused.is_error);
+    session
+        .call("read", json!({"path": "a.txt"}), CallOptions::default())
+        .await;
+    assert!(
+        session
+            .has_seen(&env, std::path::Path::new("/work/a.txt"))
+            .await
+    );
+    env.write_atomic(std::path::Path::new("/work/a.txt"), b"v2\n")
+        .await
+        .unwrap();
+    let changed = session
+        .call("write", write.clone(), CallOptions::default())
+        .await;
+    assert!(changed.text_content().contains("has changed since"));
+    session
+        .call("read", json!({"path": "a.txt"}), CallOptions::default())
+        .await;
+    let written = session.call("write", write, CallOptions::default()).await;
+    assert_eq!(
+        written.text_content(),
+        "Successfully wrote 5 bytes to a.txt"
+    );
+    assert_eq!(env.file("/work/a.txt").unwrap(), b"mine\n");
+}
+
+#[tokio::test]
+async fn creates_parent_directories_and_new_files_without_a_read() {
+    let env = MemoryEnv::new();
+    let session = session(&env, OverwritePolicy::RequireRead);
+    let result = session
+        .call(
+            "write",
+            json!({"path": "/work/a/b/c.txt", "content": "€"}),
+            CallOptions::default(),
+        )
+        .await;
+    assert_eq!(
+        result.text_content(),
+        "Successfully wrote 3 bytes to /work/a/b/c.txt"
+    );
+    assert_eq!(env.file("/work/a/b/c.txt").unwrap(), "€".as_bytes());
+}
+
+#[tokio::test]
+async fn write_edit_and_read_respect_the_workspace_roots() {
+    let env = MemoryEnv::with_files(&[("/work/a.txt", "a\n"), ("/etc/passwd", "root\n")]);
+    env.symlink("/work/escape", "/etc").unwrap();
+    let config = crate::ToolConfig {
+        overwrite_policy: OverwritePolicy::Allow,
+        workspace: Some(crate::WorkspacePolicy::new(vec!["/work".into()], &[], true).unwrap()),
+        ..crate::ToolConfig::default()
+    };
+    let session = ToolSet::builder(Env::memory(env.clone()))
+        .cwd("/work")
+        .config(config)
+        .build()
+        .session();
+    let outside = [
+        ("write", json!({"path": "/etc/passwd", "content": "x"})),
+        ("write", json!({"path": "escape/new.txt", "content": "x"})),
+        (
+            "edit",
+            json!({"path": "escape/passwd", "edits": [{"oldText": "root", "newText": "x"}]}),
+        ),
+        ("read", json!({"path": "/etc/passwd"})),
+        ("ls", json!({"path": "/etc"})),
+    ];
+    for (tool, args) in outside {
+        let result = session
+            .call(tool, args.clone(), CallOptions::default())
+            .await;
+        assert!(result.is_error, "{tool} {args}");
+        assert!(
+            result.text_content().contains("outside the workspace"),
+            "{}",
+            result.text_content()
+        );
+    }
+    assert_eq!(env.file("/etc/passwd").unwrap(), b"root\n");
+    let inside = session
+        .call(
+            "write",
+            json!({"path": "a.txt", "content": "b\n"}),
+            CallOptions::default(),
+        )
+        .await;
+    assert!(!inside.is_error, "{inside:?}");
+}
