@@ -1,4 +1,6 @@
 //! The OS sandbox with real processes: Landlock keeps writes inside the roots.
+// Marks the helpers as test code, where clippy allows printing and unwrap.
+#![cfg(test)]
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};

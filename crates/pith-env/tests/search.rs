@@ -467,3 +467,168 @@ async fn find_reports_an_invalid_glob() {
     assert!(matches!(error, SearchError::InvalidGlob(_)), "{error:?}");
     assert!(!error.to_string().contains('\n'));
 }
+
+/// Every kind of ignore rule, at several levels, and one above the root.
+/// Returns the temp dir and the search root (`outer/root`).
+fn rules_tree() -> (TempDir, std::path::PathBuf) {
+    let dir = TempDir::new().unwrap();
+    let outer = dir.path().join("outer");
+    write(&outer, ".gitignore", b"above.txt\n");
+    let root = outer.join("root");
+    for (path, text) in [
+        (
+            ".gitignore",
+            "*.log\n!keep.log\n/anchored.txt\nbuild/\nnested-ok.txt\n",
+        ),
+        (".ignore", "dot-ignored.txt\n!force.txt\n"),
+        (".git/info/exclude", "excluded.txt\n"),
+        ("sub/.gitignore", "!*.log\nforce.txt\n!excluded.txt\n"),
+        ("sub/.ignore", "!nested-ok.txt\n"),
+    ] {
+        write(&root, path, text.as_bytes());
+    }
+    for path in [
+        "x.log",
+        "keep.log",
+        "anchored.txt",
+        "build/out.txt",
+        "nested-ok.txt",
+        "dot-ignored.txt",
+        "excluded.txt",
+        "above.txt",
+        "plain.txt",
+        "sub/x.log",
+        "sub/anchored.txt",
+        "sub/build",
+        "sub/deeper/build/out.txt",
+        "sub/deeper/kept.txt",
+        "sub/force.txt",
+        "sub/nested-ok.txt",
+        "sub/excluded.txt",
+        "sub/above.txt",
+        "sub/dot-ignored.txt",
+    ] {
+        write(&root, path, b"needle\n");
+    }
+    (dir, root)
+}
+
+#[tokio::test]
+async fn ignore_rules_nest_negate_anchor_and_apply_to_directories_only_where_asked() {
+    let (_dir, root) = rules_tree();
+    assert_eq!(
+        found(&root, "*").await,
+        [
+            ".gitignore",
+            ".ignore",
+            "keep.log",
+            "plain.txt",
+            "sub/",
+            "sub/.gitignore",
+            "sub/.ignore",
+            // A deeper `!*.log` re-includes what the root ignored.
+            "sub/anchored.txt",
+            // `build/` matches directories only; `/anchored.txt` the root's.
+            "sub/build",
+            "sub/deeper/",
+            "sub/deeper/kept.txt",
+            // A deeper .gitignore whitelist beats .git/info/exclude.
+            "sub/excluded.txt",
+            // The root's .ignore whitelist beats sub/.gitignore's rule.
+            "sub/force.txt",
+            // sub/.ignore's whitelist beats the root's .gitignore.
+            "sub/nested-ok.txt",
+            "sub/x.log",
+        ]
+    );
+    let rows = grep_rows(request(&root, "needle")).await;
+    let paths: Vec<&str> = rows
+        .iter()
+        .map(|row| row.split(':').next().unwrap())
+        .collect();
+    assert_eq!(
+        paths,
+        [
+            "keep.log",
+            "plain.txt",
+            "sub/anchored.txt",
+            "sub/build",
+            "sub/deeper/kept.txt",
+            "sub/excluded.txt",
+            "sub/force.txt",
+            "sub/nested-ok.txt",
+            "sub/x.log",
+        ]
+    );
+}
+
+/// The entries ripgrep's `ignore` walker yields with the rules pith documents
+/// (hidden files, `.gitignore` outside git, parents, no `.git/`), in path order.
+fn ignore_crate_walk(root: &Path) -> Vec<String> {
+    ignore::WalkBuilder::new(root)
+        .hidden(false)
+        .parents(true)
+        .require_git(false)
+        .follow_links(false)
+        .filter_entry(|entry| entry.file_name() != ".git")
+        .sort_by_file_name(|a, b| a.cmp(b))
+        .build()
+        .filter_map(Result::ok)
+        .filter(|entry| entry.depth() > 0)
+        .map(|entry| {
+            let relative = entry.path().strip_prefix(root).unwrap();
+            let slash = if entry.file_type().unwrap().is_dir() {
+                "/"
+            } else {
+                ""
+            };
+            format!("{}{slash}", relative.to_str().unwrap())
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn find_yields_exactly_what_the_ignore_crate_walks_on_a_larger_tree() {
+    let (_dir, root) = rules_tree();
+    for n in 0..300 {
+        let name = ["a.log", "b.txt", "build/c.txt", "force.txt", "d.rs"][n % 5];
+        write(
+            &root,
+            &format!("t{}/u{}/{n}-{name}", n % 7, n % 11),
+            b"needle\n",
+        );
+        if n % 37 == 0 {
+            write(&root, &format!("t{}/.gitignore", n % 7), b"*.rs\n!1*.rs\n");
+        }
+        if n % 53 == 0 {
+            write(
+                &root,
+                &format!("t{}/u{}/.ignore", n % 7, n % 11),
+                b"*.txt\n",
+            );
+        }
+    }
+    let expected = ignore_crate_walk(&root);
+    assert!(expected.len() > 300, "{}", expected.len());
+    for _ in 0..3 {
+        assert_eq!(found_all(&root).await, expected);
+    }
+    let limited = find(&root, "*", 100).await.unwrap();
+    assert!(limited.limit_reached);
+    let paths: Vec<String> = limited
+        .entries
+        .iter()
+        .map(|e| format!("{}{}", e.path, if e.is_dir { "/" } else { "" }))
+        .collect();
+    assert_eq!(paths, expected[..100]);
+}
+
+async fn found_all(root: &Path) -> Vec<String> {
+    let output = find(root, "*", 100_000).await.unwrap();
+    assert!(!output.limit_reached);
+    output
+        .entries
+        .iter()
+        .map(|e| format!("{}{}", e.path, if e.is_dir { "/" } else { "" }))
+        .collect()
+}

@@ -131,8 +131,11 @@ fn instructions(toolset: &ToolSet) -> String {
     text.push_str("\nSafety, as enforced:\n");
     text.push_str(&SandboxStatus::probe().describe(&config.sandbox));
     if let Some(policy) = &config.workspace {
-        let roots: Vec<String> =
-            policy.roots().iter().map(|root| root.display().to_string()).collect();
+        let roots: Vec<String> = policy
+            .roots()
+            .iter()
+            .map(|root| root.display().to_string())
+            .collect();
         text.push_str(&format!(
             "\nworkspace roots: {} and the client's MCP roots (write and edit refuse paths outside them; .git/{} protected)",
             roots.join(", "),

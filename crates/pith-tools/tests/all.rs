@@ -6,10 +6,10 @@
 )]
 
 mod bash;
-mod safety;
-mod search_tools;
+mod faults;
 mod file_tools;
 mod file_tools_edit;
 mod file_tools_ls;
 mod file_tools_write;
-mod faults;
+mod safety;
+mod search_tools;

@@ -278,6 +278,8 @@ async fn reads_are_contained_only_when_configured() {
         ("read", json!({"path": "etc/hostname"})),
         ("read", json!({"path": "../outside/secret.txt"})),
         ("ls", json!({"path": ".."})),
+        ("grep", json!({"pattern": "outside", "path": "../outside"})),
+        ("find", json!({"pattern": "*.txt", "path": "etc"})),
     ] {
         let result = closed.call(tool, args.clone()).await;
         assert!(result.is_error, "{tool} {args}: {}", result.text_content());

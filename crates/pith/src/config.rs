@@ -199,7 +199,11 @@ enum Front {
 fn workspace(args: cli::WorkspaceArgs, front: Front) -> Result<Workspace, UsageError> {
     let cwd = working_directory(args.cwd.as_deref())?;
     let safety = safety(&args.safety, &cwd, front)?;
-    Ok(Workspace { cwd, tools: selection(args.selection.tools.as_deref())?, safety })
+    Ok(Workspace {
+        cwd,
+        tools: selection(args.selection.tools.as_deref())?,
+        safety,
+    })
 }
 
 fn safety(args: &cli::SafetyArgs, cwd: &Path, front: Front) -> Result<Safety, UsageError> {
@@ -212,7 +216,10 @@ fn safety(args: &cli::SafetyArgs, cwd: &Path, front: Front) -> Result<Safety, Us
             UsageError(format!("--root {}: {}", root.display(), io_reason(&error)))
         })?;
         if !root.is_dir() {
-            return Err(UsageError(format!("--root {}: not a directory", root.display())));
+            return Err(UsageError(format!(
+                "--root {}: not a directory",
+                root.display()
+            )));
         }
         if !roots.contains(&root) {
             roots.push(root);
@@ -225,7 +232,10 @@ fn safety(args: &cli::SafetyArgs, cwd: &Path, front: Front) -> Result<Safety, Us
         ));
     }
     let workspace = if contain {
-        Some(WorkspacePolicy::new(roots.clone(), &args.protect, args.contain_reads).map_err(UsageError)?)
+        Some(
+            WorkspacePolicy::new(roots.clone(), &args.protect, args.contain_reads)
+                .map_err(UsageError)?,
+        )
     } else {
         None
     };
@@ -238,7 +248,11 @@ fn safety(args: &cli::SafetyArgs, cwd: &Path, front: Front) -> Result<Safety, Us
     };
     let sandbox = SandboxPolicy {
         mode,
-        writable: if contain { roots } else { vec![cwd.to_path_buf()] },
+        writable: if contain {
+            roots
+        } else {
+            vec![cwd.to_path_buf()]
+        },
         deny_network: args.deny_network,
         fallback: if args.allow_unsandboxed {
             SandboxFallback::RunUnsandboxed

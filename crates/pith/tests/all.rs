@@ -6,10 +6,10 @@
 )]
 
 mod bash;
-mod safety;
-mod search;
 mod cli;
-mod mcp;
-mod reliability;
 mod file_tools;
 mod file_tools_stress;
+mod mcp;
+mod reliability;
+mod safety;
+mod search;

@@ -86,7 +86,11 @@ pub(crate) fn parse_and_resolve(
             "Edit tool input is invalid. edits must contain at least one replacement.",
         ));
     }
-    let path = resolve_path(&args.path, &context.cwd, context.env.fs.home_dir().as_deref())?;
+    let path = resolve_path(
+        &args.path,
+        &context.cwd,
+        context.env.fs.home_dir().as_deref(),
+    )?;
     Ok((args, path))
 }
 
@@ -94,7 +98,10 @@ pub(crate) fn parse_and_resolve(
 pub(crate) fn edits_of(items: Vec<EditItem>) -> Vec<pith_text::Edit> {
     items
         .into_iter()
-        .map(|item| pith_text::Edit { old_text: item.old_text, new_text: item.new_text })
+        .map(|item| pith_text::Edit {
+            old_text: item.old_text,
+            new_text: item.new_text,
+        })
         .collect()
 }
 

@@ -9,7 +9,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::grep::{ABORTED, Notices, search_error};
 use super::{Describe, READ_ONLY, define};
-use crate::{Tool, ToolContext, ToolDefinition, ToolError, ToolResult, parse_args, resolve_path};
+use crate::{
+    Access, Tool, ToolContext, ToolDefinition, ToolError, ToolResult, parse_args, resolve_path,
+};
 
 /// Results returned when the model gives no limit.
 const DEFAULT_LIMIT: usize = 1000;
@@ -69,6 +71,10 @@ impl Tool for FindTool {
             Ok(root) => root,
             Err(error) => return error.into(),
         };
+        // The walk does not follow symlinks, so a contained root keeps the search inside.
+        if let Err(error) = context.check_path(&root, Access::Read).await {
+            return error.into();
+        }
         let limit = args.limit.map_or(DEFAULT_LIMIT, |limit| {
             usize::try_from(limit.max(1)).unwrap_or(usize::MAX)
         });

@@ -12,7 +12,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::{Describe, READ_ONLY, define};
 use crate::paths::{describe_fs_error, not_found_message};
-use crate::{Tool, ToolContext, ToolDefinition, ToolError, ToolResult, parse_args, resolve_path};
+use crate::{
+    Access, Tool, ToolContext, ToolDefinition, ToolError, ToolResult, parse_args, resolve_path,
+};
 
 /// Matches returned when the model gives no limit.
 const DEFAULT_LIMIT: usize = 100;
@@ -82,6 +84,10 @@ impl Tool for GrepTool {
             Ok(root) => root,
             Err(error) => return error.into(),
         };
+        // The walk does not follow symlinks, so a contained root keeps the search inside.
+        if let Err(error) = context.check_path(&root, Access::Read).await {
+            return error.into();
+        }
         let limit = args.limit.map_or(DEFAULT_LIMIT, |limit| {
             usize::try_from(limit.max(1)).unwrap_or(usize::MAX)
         });

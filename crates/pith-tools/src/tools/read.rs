@@ -256,7 +256,9 @@ async fn stream_rest(
     hasher: &mut Option<ContentHasher>,
     cancel: &CancellationToken,
 ) -> Result<(), ToolError> {
-    let mut chunk = vec![0; CHUNK_BYTES];
+    // Start small and grow while reads fill the buffer: a batch of many small
+    // reads then costs kilobytes each, a large file still streams in big chunks.
+    let mut chunk = vec![0; 8 * 1024];
     loop {
         if cancel.is_cancelled() {
             return Err(ToolError::new(ABORTED));
@@ -267,6 +269,9 @@ async fn stream_rest(
             .map_err(|error| ToolError::new(describe_fs_error(&error)))?;
         if read == 0 {
             return Ok(());
+        }
+        if read == chunk.len() && chunk.len() < CHUNK_BYTES {
+            chunk.resize(CHUNK_BYTES.min(chunk.len() * 4), 0);
         }
         if let Some(hasher) = hasher {
             hasher.update(&chunk[..read]);

@@ -20,8 +20,8 @@ use crate::paths::describe_fs_error;
 use crate::queue::{ExclusiveError, exclusive};
 use crate::session::Fingerprint;
 use crate::{
-    OverwritePolicy, Session, Tool, ToolAnnotations, ToolContext, ToolDefinition,
-    ToolError, ToolResult, parse_args, resolve_path,
+    OverwritePolicy, Session, Tool, ToolAnnotations, ToolContext, ToolDefinition, ToolError,
+    ToolResult, parse_args, resolve_path,
 };
 
 const ABORTED: &str = "Operation aborted";
@@ -114,7 +114,11 @@ fn parse_and_resolve(
     context: &ToolContext,
 ) -> Result<(WriteArgs, PathBuf), ToolError> {
     let args: WriteArgs = parse_args("write", schema, args)?;
-    let path = resolve_path(&args.path, &context.cwd, context.env.fs.home_dir().as_deref())?;
+    let path = resolve_path(
+        &args.path,
+        &context.cwd,
+        context.env.fs.home_dir().as_deref(),
+    )?;
     Ok((args, path))
 }
 
@@ -130,10 +134,20 @@ struct WriteJob {
 
 impl WriteJob {
     async fn run(self, cancel: CancellationToken) -> Result<ToolResult, ToolError> {
-        let WriteJob { fs, context, schema, raw_args, path, mut args } = self;
+        let WriteJob {
+            fs,
+            context,
+            schema,
+            raw_args,
+            path,
+            mut args,
+        } = self;
         // Hooks and the workspace check run here, holding the file's turn, so
         // an approval and the write it approves cannot interleave with another write.
-        if let Some(rewritten) = context.authorize_mutation("write", &raw_args, &path).await? {
+        if let Some(rewritten) = context
+            .authorize_mutation("write", &raw_args, &path)
+            .await?
+        {
             let (new_args, new_path) = parse_and_resolve(&schema, rewritten, &context)?;
             if new_path != path {
                 return Err(ToolContext::moved_by_hook("write"));
@@ -177,20 +191,20 @@ impl WriteJob {
             Some(parent) => missing_ancestors(fs, parent).await,
             None => Vec::new(),
         };
-        if let Some(parent) = path.parent() {
-            if let Err(error) = fs.create_dir_all(parent).await {
-                remove_created(fs, &created).await;
-                let reason = match error.kind {
-                    FsErrorKind::AlreadyExists | FsErrorKind::NotADirectory => {
-                        "a file is in the way".to_owned()
-                    }
-                    _ => describe_fs_error(&error),
-                };
-                return Err(ToolError::new(format!(
-                    "Cannot write {raw}: could not create the directory {}: {reason}.",
-                    parent.display()
-                )));
-            }
+        if let Some(parent) = path.parent()
+            && let Err(error) = fs.create_dir_all(parent).await
+        {
+            remove_created(fs, &created).await;
+            let reason = match error.kind {
+                FsErrorKind::AlreadyExists | FsErrorKind::NotADirectory => {
+                    "a file is in the way".to_owned()
+                }
+                _ => describe_fs_error(&error),
+            };
+            return Err(ToolError::new(format!(
+                "Cannot write {raw}: could not create the directory {}: {reason}.",
+                parent.display()
+            )));
         }
         // Last check: once the atomic write starts it completes.
         if let Err(error) = aborted() {

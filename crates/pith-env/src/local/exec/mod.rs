@@ -1,5 +1,6 @@
 //! Local processes: process groups, tree kill, waiting that never hangs.
 
+mod escapees;
 mod log;
 mod table;
 mod unix;
@@ -88,6 +89,8 @@ impl Exec for LocalEnv {
             command.env_clear();
         }
         command.envs(request.env.iter().map(|(key, value)| (key, value)));
+        let tree = self.processes.trees.next();
+        command.env(escapees::TREE_VAR, &tree);
         unix::configure_child(&mut command, request.sandbox.prepare()?);
         let (child, pgid) = self
             .processes
@@ -97,6 +100,7 @@ impl Exec for LocalEnv {
             guard: GroupGuard {
                 table: &self.processes,
                 pgid,
+                tree,
                 finished: false,
             },
             stdout: None,
@@ -138,6 +142,8 @@ fn spawn_error(error: io::Error, program: &Path) -> ExecError {
 struct GroupGuard<'a> {
     table: &'a ProcessTable,
     pgid: i32,
+    /// The `PITH_TREE_ID` of the command's tree (see `escapees`).
+    tree: String,
     finished: bool,
 }
 
@@ -145,6 +151,7 @@ impl Drop for GroupGuard<'_> {
     fn drop(&mut self) {
         if !self.finished {
             unix::signal_group(self.pgid, Signal::SIGKILL);
+            escapees::kill_escapees(&self.tree, self.pgid);
         }
         self.table.leader_done(self.pgid);
     }
@@ -174,6 +181,7 @@ impl Run<'_> {
         cancel: &CancellationToken,
     ) -> Result<ExecOutcome, ExecError> {
         let pgid = self.guard.pgid;
+        let tree = self.guard.tree.as_str();
         let deadline = request
             .timeout
             .and_then(|timeout| Instant::now().checked_add(timeout));
@@ -191,15 +199,16 @@ impl Run<'_> {
             tokio::select! {
                 biased;
                 () = cancel.cancelled(), if kill.is_none() => {
-                    kill = Some(start_kill(pgid, Termination::Cancelled, status.is_some()));
+                    kill = Some(start_kill(pgid, tree, Termination::Cancelled, status.is_some()));
                     settle_drain(&mut drain_until, status.is_some(), request);
                 }
                 () = sleep_opt(deadline), if kill.is_none() => {
-                    kill = Some(start_kill(pgid, Termination::TimedOut, status.is_some()));
+                    kill = Some(start_kill(pgid, tree, Termination::TimedOut, status.is_some()));
                     settle_drain(&mut drain_until, status.is_some(), request);
                 }
                 () = sleep_opt(kill.and_then(|k| k.escalate_at)) => {
                     unix::signal_group(pgid, Signal::SIGKILL);
+                    escapees::kill_escapees(tree, pgid);
                     kill = kill.map(|k| Kill { escalate_at: None, ..k });
                 }
                 exited = self.child.wait(), if status.is_none() => {
@@ -247,7 +256,9 @@ impl Run<'_> {
 
 /// Starts killing the group: SIGTERM now and SIGKILL later, or SIGKILL at once
 /// when the shell is already gone.
-fn start_kill(pgid: i32, reason: Termination, shell_exited: bool) -> Kill {
+/// Processes that left the group (`setsid`) are SIGKILLed at once either way.
+fn start_kill(pgid: i32, tree: &str, reason: Termination, shell_exited: bool) -> Kill {
+    escapees::kill_escapees(tree, pgid);
     if shell_exited {
         unix::signal_group(pgid, Signal::SIGKILL);
         return Kill {

@@ -7,6 +7,7 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use nix::sys::signal::Signal;
 use tokio::process::{Child, Command};
 
+use super::escapees::{self, TreeIds};
 use super::unix;
 
 /// Where a tracked group stands.
@@ -30,6 +31,8 @@ enum Group {
 #[derive(Debug, Default)]
 pub(crate) struct ProcessTable {
     groups: Mutex<HashMap<i32, Group>>,
+    /// The ids that mark each command's tree, escapees included.
+    pub(super) trees: TreeIds,
 }
 
 impl ProcessTable {
@@ -71,6 +74,8 @@ impl ProcessTable {
         for &pgid in groups.keys() {
             unix::signal_group(pgid, Signal::SIGKILL);
         }
+        // Processes that left their group (setsid) but carry one of our tree ids.
+        escapees::kill_all_marked(&self.trees.prefix());
     }
 
     /// Reaps exited children that are not group leaders tracked as running

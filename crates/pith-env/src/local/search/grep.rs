@@ -1,23 +1,22 @@
 //! `grep`: content search, deterministic and stopping at the limit.
 //!
-//! # Why a sorted walk feeding a bounded lookahead
+//! # Why an ordered walk feeding a bounded lookahead
 //!
 //! The output must be the first `limit` matching lines in (path, line) order,
 //! and the search must stop reading as soon as they are known. A parallel
 //! walk visits files in no fixed order, so it can give neither. Instead:
 //!
-//! 1. One sorted walk (`ignore`'s sequential walker, entries sorted by file
-//!    name, so files come in path order) is shared by N worker threads: a
-//!    worker takes the lock, advances the walk to the next file, numbers it
-//!    and releases the lock. Walking an entry costs about a microsecond,
-//!    opening and searching a file ten or more, so one walk keeps several
-//!    workers busy, and searching starts with the first file instead of after
-//!    a whole-tree walk.
+//! 1. The [ordered walk](super::walk) yields the files to search in path
+//!    order and numbers them; N worker threads take files from it (and list
+//!    directories for it when it has none ready), so neither the walk nor
+//!    the search is sequential, and searching starts with the first file
+//!    instead of after a whole-tree walk.
 //! 2. Workers search their files in parallel, each file capped at `limit`
-//!    matches (it can never contribute more). Under the same lock as the walk,
-//!    a worker hands in its file's rows when it claims the next file; rows
+//!    matches (it can never contribute more). A worker hands in its file's
+//!    rows, under one lock, when it has claimed the next file; rows
 //!    that complete the prefix in file order go straight into the output.
-//!    (No collector thread and no channel: one lock per file, and no wake-up
+//!    (No collector thread and no channel: one short lock per file in the
+//!    walk and one here, and no wake-up
 //!    unless a worker waits for the window, because the futex calls of a
 //!    channel plus a condvar per file cost more than the searching in
 //!    profiles of trees of small files.)
@@ -36,7 +35,7 @@
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{self, Read};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::Duration;
@@ -45,7 +44,8 @@ use grep::regex::{RegexMatcher, RegexMatcherBuilder};
 use grep::searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
 
 use super::glob::PathGlob;
-use super::{RootKind, Stop, relative_display, relative_path, root_kind, thread_count, walker};
+use super::walk::{OrderedWalk, Select};
+use super::{RootKind, Stop, relative_display, root_kind, thread_count};
 use crate::{FsError, GrepLine, GrepOutput, GrepRequest, SearchError};
 
 /// How many files per worker may be searched ahead of the ordered output.
@@ -58,21 +58,21 @@ pub(super) fn grep(request: &GrepRequest, cancel: &Stop) -> Result<GrepOutput, S
     let output = match root_kind(&request.root)? {
         RootKind::File => search_single_file(request, &matcher, limit, cancel)?,
         RootKind::Directory => {
+            let select = |relative: &[u8], _: bool, is_file: bool| {
+                is_file
+                    && glob
+                        .as_ref()
+                        .is_none_or(|glob| glob.is_match(relative, false))
+            };
+            let select: &Select<'_> = &select;
             let threads = thread_count();
             let engine = Engine {
                 request,
                 matcher: &matcher,
-                glob: glob.as_ref(),
                 cancel,
                 limit,
+                walk: OrderedWalk::new(&request.root, select, cancel),
                 state: Mutex::new(State {
-                    walk: SortedWalk {
-                        walk: walker(&request.root)
-                            .sort_by_file_name(|a, b| a.cmp(b))
-                            .build(),
-                        next_index: 0,
-                        done: false,
-                    },
                     pending: BTreeMap::new(),
                     consumed: 0,
                     output: GrepOutput::default(),
@@ -302,52 +302,11 @@ fn keep_first_matches(rows: &mut Vec<Row>, needed: usize, context: usize) {
     }
 }
 
-/// The sorted walk the workers share.
-struct SortedWalk {
-    walk: ignore::Walk,
-    next_index: usize,
-    done: bool,
-}
-
-impl SortedWalk {
-    /// The next file to search and its number in path order.
-    fn next_file(
-        &mut self,
-        root: &Path,
-        glob: Option<&PathGlob>,
-        cancel: &Stop,
-    ) -> Option<(usize, PathBuf)> {
-        while !self.done {
-            if cancel.is_set() {
-                break;
-            }
-            let Some(entry) = self.walk.next() else {
-                break;
-            };
-            let Ok(entry) = entry else { continue };
-            if !entry.file_type().is_some_and(|kind| kind.is_file()) {
-                continue;
-            }
-            if let Some(glob) = glob {
-                if !glob.is_match(relative_path(root, entry.path()), false) {
-                    continue;
-                }
-            }
-            let index = self.next_index;
-            self.next_index += 1;
-            return Some((index, entry.into_path()));
-        }
-        self.done = true;
-        None
-    }
-}
-
 /// A searched file: its number in path order, its path and its rows.
 type Found = (usize, PathBuf, FileOutcome);
 
 /// What the workers share under one lock.
 struct State {
-    walk: SortedWalk,
     /// Searched files that are not yet next in order.
     pending: BTreeMap<usize, (PathBuf, FileOutcome)>,
     /// Files `0..consumed` are in `output`.
@@ -360,9 +319,9 @@ struct State {
 struct Engine<'a> {
     request: &'a GrepRequest,
     matcher: &'a RegexMatcher,
-    glob: Option<&'a PathGlob>,
     cancel: &'a Stop,
     limit: usize,
+    walk: OrderedWalk<'a>,
     state: Mutex<State>,
     /// Signalled when `consumed` advances or the search ends.
     window_open: Condvar,
@@ -407,19 +366,26 @@ impl Engine<'_> {
         }
     }
 
-    /// Hands in the last searched file, then takes the next file once it is
-    /// inside the window; `None` when the search is over.
+    /// Takes the next file from the walk, hands in the last searched one,
+    /// then waits until the new one is inside the window; `None` when the
+    /// search is over.
     fn hand_in_and_claim(&self, searched: Option<Found>) -> Option<(usize, PathBuf)> {
+        let claimed = if self.finished(0) {
+            None
+        } else {
+            self.walk.next()
+        };
         let mut state = self.lock();
         if let Some(found) = searched {
             self.hand_in(&mut state, found);
         }
+        let (index, entry) = claimed?;
         loop {
-            if state.walk.done || self.finished(state.walk.next_index) {
+            if self.finished(index) {
                 return None;
             }
-            if state.walk.next_index < state.consumed + self.window {
-                break;
+            if index < state.consumed + self.window {
+                return Some((index, entry.path));
             }
             state.waiting += 1;
             state = self
@@ -428,13 +394,6 @@ impl Engine<'_> {
                 .map_or_else(|e| e.into_inner().0, |(state, _)| state);
             state.waiting -= 1;
         }
-        let claimed = state
-            .walk
-            .next_file(&self.request.root, self.glob, self.cancel);
-        if claimed.is_none() && state.waiting > 0 {
-            self.window_open.notify_all();
-        }
-        claimed
     }
 
     /// Puts a searched file in order; appends every file now next in order.
@@ -460,6 +419,7 @@ impl Engine<'_> {
             }
             if state.output.limit_reached {
                 self.cutoff.store(state.consumed, Ordering::Release);
+                self.walk.finish();
                 break;
             }
             state.consumed += 1;

@@ -1,10 +1,13 @@
 //! Local search on ripgrep's library crates (`grep`, `ignore`, `globset`).
 //!
-//! Both searches walk with the same rules ([`walker`]): hidden files are
-//! included, `.git/` never is, and `.gitignore` (nested, applied
-//! hierarchically), `.ignore`, `.git/info/exclude` and the global git excludes
-//! are honoured inside and outside git repositories. Symbolic links are not
-//! followed, so a link loop cannot make a walk spin. The blocking work runs on
+//! Both searches walk with the same rules, ripgrep's and fd's defaults except
+//! that hidden files are included: `.git/` never is, and `.gitignore` (nested,
+//! applied hierarchically), `.ignore`, `.git/info/exclude`, the global git
+//! excludes and the ignore files of the directories above the root are
+//! honoured inside and outside git repositories ([`rules`]). Symbolic links
+//! are not followed, so a link loop cannot make a walk spin. The [`walk`] is
+//! parallel yet yields entries in path order, so both searches are
+//! deterministic and stop as soon as their limit is reached. The blocking work runs on
 //! tokio's blocking pool; a cancelled (or dropped) call returns at once and
 //! the blocking job notices a [`Stop`] flag at its next entry, match or read.
 //! (The flag is an atomic load; the token's own check takes a mutex, and the
@@ -13,6 +16,8 @@
 mod find;
 mod glob;
 mod grep;
+mod rules;
+mod walk;
 
 use std::io;
 use std::num::NonZero;
@@ -21,7 +26,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use async_trait::async_trait;
-use ignore::WalkBuilder;
 use tokio_util::sync::CancellationToken;
 
 use crate::{
@@ -120,24 +124,6 @@ fn root_kind(root: &Path) -> Result<RootKind, SearchError> {
     }
 }
 
-/// The walk both searches share: ripgrep's and fd's defaults, except that
-/// hidden files are included and `.gitignore` counts outside git repositories.
-fn walker(root: &Path) -> WalkBuilder {
-    let mut builder = WalkBuilder::new(root);
-    builder
-        // `hidden(true)` would *skip* hidden files: ignore's flag names the filter.
-        .hidden(false)
-        .ignore(true)
-        .git_ignore(true)
-        .git_exclude(true)
-        .git_global(true)
-        .parents(true)
-        .require_git(false)
-        .follow_links(false)
-        .filter_entry(|entry| entry.file_name() != ".git");
-    builder
-}
-
 /// Worker threads for a search: one per core, at most 12 (ripgrep's cap).
 fn thread_count() -> usize {
     std::thread::available_parallelism()
@@ -159,15 +145,6 @@ fn relative_display(root: &Path, path: &Path) -> String {
         display.push_str(&component.as_os_str().to_string_lossy());
     }
     display
-}
-
-/// `path` relative to `root` (`path` itself if it is not below `root`).
-fn relative_path<'p>(root: &Path, path: &'p Path) -> &'p Path {
-    use std::os::unix::ffi::OsStrExt;
-    match relative_bytes(root, path) {
-        Some(relative) => Path::new(std::ffi::OsStr::from_bytes(relative)),
-        None => path.strip_prefix(root).unwrap_or(path),
-    }
 }
 
 /// The bytes of `path` after `root` and its separator, when `path` is `root`

@@ -35,8 +35,10 @@ impl EditJob {
     pub(super) async fn run(mut self, cancel: CancellationToken) -> Result<ToolResult, ToolError> {
         // Hooks and the workspace check run here, holding the file's turn, so
         // an approval and the edit it approves cannot interleave with another write.
-        if let Some(rewritten) =
-            self.context.authorize_mutation("edit", &self.raw_args, &self.path).await?
+        if let Some(rewritten) = self
+            .context
+            .authorize_mutation("edit", &self.raw_args, &self.path)
+            .await?
         {
             let (args, path) = super::parse_and_resolve(&self.schema, rewritten, &self.context)?;
             if path != self.path {
@@ -69,7 +71,8 @@ impl EditJob {
         fs.write_atomic(&self.path, outcome.file_text.as_bytes())
             .await
             .map_err(|error| self.failure(&error))?;
-        self.context.session
+        self.context
+            .session
             .record_written(fs, &self.path, outcome.file_text.as_bytes())
             .await;
         let diff = display_diff(&outcome.old_content, &outcome.new_content, CONTEXT_LINES);
