@@ -187,6 +187,22 @@ pub struct ToolContext {
 }
 
 impl ToolContext {
+    /// Resolves a path argument against the working directory (see [`crate::resolve_path`]).
+    pub fn resolve(&self, raw: &str) -> Result<std::path::PathBuf, ToolError> {
+        crate::resolve_path(raw, &self.cwd, self.env.fs.home_dir().as_deref())
+    }
+
+    /// Resolves a path argument and checks it against the workspace roots.
+    pub async fn resolve_checked(
+        &self,
+        raw: &str,
+        access: Access,
+    ) -> Result<std::path::PathBuf, ToolError> {
+        let path = self.resolve(raw)?;
+        self.check_path(&path, access).await?;
+        Ok(path)
+    }
+
     /// Checks `path` (absolute) against the workspace roots and protected
     /// paths, when they are configured.
     pub async fn check_path(

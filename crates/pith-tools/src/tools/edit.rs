@@ -22,7 +22,6 @@ use crate::paths::describe_fs_error;
 use crate::queue::{ExclusiveError, exclusive};
 use crate::{
     Tool, ToolAnnotations, ToolContext, ToolDefinition, ToolError, ToolResult, parse_args,
-    resolve_path,
 };
 use repair::repair_edit_args;
 
@@ -86,11 +85,7 @@ pub(crate) fn parse_and_resolve(
             "Edit tool input is invalid. edits must contain at least one replacement.",
         ));
     }
-    let path = resolve_path(
-        &args.path,
-        &context.cwd,
-        context.env.fs.home_dir().as_deref(),
-    )?;
+    let path = context.resolve(&args.path)?;
     Ok((args, path))
 }
 

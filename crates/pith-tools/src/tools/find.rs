@@ -9,9 +9,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::grep::{ABORTED, Notices, search_error};
 use super::{Describe, READ_ONLY, define};
-use crate::{
-    Access, Tool, ToolContext, ToolDefinition, ToolError, ToolResult, parse_args, resolve_path,
-};
+use crate::{Access, Tool, ToolContext, ToolDefinition, ToolError, ToolResult, parse_args};
 
 /// Results returned when the model gives no limit.
 const DEFAULT_LIMIT: usize = 1000;
@@ -65,16 +63,12 @@ impl Tool for FindTool {
             Ok(args) => args,
             Err(error) => return ToolError::from(error).into(),
         };
-        let home = context.env.fs.home_dir();
+        // The walk does not follow symlinks, so a contained root keeps the search inside.
         let path = args.path.as_deref().unwrap_or(".");
-        let root = match resolve_path(path, &context.cwd, home.as_deref()) {
+        let root = match context.resolve_checked(path, Access::Read).await {
             Ok(root) => root,
             Err(error) => return error.into(),
         };
-        // The walk does not follow symlinks, so a contained root keeps the search inside.
-        if let Err(error) = context.check_path(&root, Access::Read).await {
-            return error.into();
-        }
         let limit = args.limit.map_or(DEFAULT_LIMIT, |limit| {
             usize::try_from(limit.max(1)).unwrap_or(usize::MAX)
         });

@@ -19,9 +19,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{Describe, READ_ONLY, define};
 use crate::paths::describe_fs_error;
-use crate::{
-    Access, Tool, ToolContext, ToolDefinition, ToolError, ToolResult, parse_args, resolve_path,
-};
+use crate::{Access, Tool, ToolContext, ToolDefinition, ToolError, ToolResult, parse_args};
 
 /// Entries listed when no `limit` is given.
 const DEFAULT_LIMIT: u64 = 500;
@@ -98,12 +96,9 @@ async fn list(
     };
     aborted()?;
     let fs = &*context.env.fs;
-    let dir = resolve_path(
-        args.path.as_deref().unwrap_or("."),
-        &context.cwd,
-        fs.home_dir().as_deref(),
-    )?;
-    context.check_path(&dir, Access::Read).await?;
+    let dir = context
+        .resolve_checked(args.path.as_deref().unwrap_or("."), Access::Read)
+        .await?;
     let limit = args.limit.unwrap_or(DEFAULT_LIMIT);
     match fs.metadata(&dir).await {
         Ok(metadata) if metadata.is_dir() => {}

@@ -21,7 +21,7 @@ use crate::queue::{ExclusiveError, exclusive};
 use crate::session::Fingerprint;
 use crate::{
     OverwritePolicy, Session, Tool, ToolAnnotations, ToolContext, ToolDefinition, ToolError,
-    ToolResult, parse_args, resolve_path,
+    ToolResult, parse_args,
 };
 
 const ABORTED: &str = "Operation aborted";
@@ -114,11 +114,7 @@ fn parse_and_resolve(
     context: &ToolContext,
 ) -> Result<(WriteArgs, PathBuf), ToolError> {
     let args: WriteArgs = parse_args("write", schema, args)?;
-    let path = resolve_path(
-        &args.path,
-        &context.cwd,
-        context.env.fs.home_dir().as_deref(),
-    )?;
+    let path = context.resolve(&args.path)?;
     Ok((args, path))
 }
 
