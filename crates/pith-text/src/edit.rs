@@ -207,7 +207,8 @@ fn locate<'a>(
         }
     }
 
-    match whitespace::find(text, &old, &new) {
+    let haystack = normalized.get_or_insert_with(|| normalize_for_fuzzy(text));
+    match whitespace::find(text, haystack.as_str(), &old, needle.as_str(), &new) {
         WhitespaceMatch::Unique { span, replacement } => {
             found(MatchTier::Whitespace, span, Cow::Owned(replacement))
         }

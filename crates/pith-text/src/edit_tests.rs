@@ -455,3 +455,22 @@ fn a_huge_pathological_file_is_handled_in_linear_time() {
     assert_eq!(count, 2_000_000 - 1000 + 1);
     assert_eq!(lines, vec![1; 5]);
 }
+
+#[test]
+fn reindented_snippet_with_curly_quotes_still_matches_on_the_whitespace_rung() {
+    let file = "def greet(name):\n\treturn 'Hello, ' + name\n";
+    let edits = [Edit {
+        old_text: "    return \u{2018}Hello, \u{2019} + name".to_owned(),
+        new_text: "    return f'Hi, {name}!'".to_owned(),
+    }];
+    let outcome = apply_edits(file, &edits).unwrap();
+    assert_eq!(
+        outcome.file_text,
+        "def greet(name):\n\treturn f'Hi, {name}!'\n"
+    );
+    assert_eq!(outcome.matches[0].tier, MatchTier::Whitespace);
+    assert_eq!(
+        (outcome.matches[0].start_line, outcome.matches[0].end_line),
+        (2, 2)
+    );
+}

@@ -35,25 +35,50 @@ pub(crate) enum WhitespaceMatch {
 
 /// Looks for the lines of `old` in `text` modulo whitespace and, when they occur exactly once,
 /// re-indents `new` to replace them.
-pub(crate) fn find(text: &str, old: &str, new: &str) -> WhitespaceMatch {
+///
+/// Lines are compared through their keys, taken from `keys_text` and `keys_old`: the
+/// normalised forms of `text` and `old` (quotes, dashes, special spaces, NFKC), which have
+/// the same lines. So a snippet that was re-indented *and* had its quotes curled still
+/// matches. Where normalisation changed the line count (a last line of only whitespace),
+/// the original lines are their own keys.
+pub(crate) fn find(
+    text: &str,
+    keys_text: &str,
+    old: &str,
+    keys_old: &str,
+    new: &str,
+) -> WhitespaceMatch {
     let old_body = old.strip_suffix('\n').unwrap_or(old);
     let old_lines: Vec<&str> = old_body.split('\n').collect();
     if old_lines.iter().all(|line| is_blank(line)) {
         return WhitespaceMatch::None;
     }
-    let needle: Vec<u64> = old_lines.iter().map(|line| key_hash(line)).collect();
+    let keys_old_body = keys_old.strip_suffix('\n').unwrap_or(keys_old);
+    let old_keys: Vec<&str> = keys_old_body.split('\n').collect();
+    let old_keys = if old_keys.len() == old_lines.len() {
+        old_keys
+    } else {
+        old_lines.clone()
+    };
+    let needle: Vec<u64> = old_keys.iter().map(|line| key_hash(line)).collect();
     let (starts, file_lines): (Vec<usize>, Vec<&str>) = lines(text).unzip();
-    let hashes: Vec<u64> = file_lines.iter().map(|line| key_hash(line)).collect();
+    let file_keys: Vec<&str> = lines(keys_text).map(|(_, line)| line).collect();
+    let file_keys = if file_keys.len() == file_lines.len() {
+        file_keys
+    } else {
+        file_lines.clone()
+    };
+    let hashes: Vec<u64> = file_keys.iter().map(|line| key_hash(line)).collect();
     let mut count = 0;
     let mut found = Vec::new();
     kmp(&hashes, &needle, |first| {
-        let window = file_lines
-            .get(first..first + old_lines.len())
+        let window = file_keys
+            .get(first..first + old_keys.len())
             .unwrap_or_default();
         let verified = count >= VERIFIED_CANDIDATES
             || window
                 .iter()
-                .zip(&old_lines)
+                .zip(&old_keys)
                 .all(|(line, old_line)| same_key(line, old_line));
         if verified {
             count += 1;

@@ -1,5 +1,10 @@
 use super::*;
 
+/// The rung with the lines as their own keys (no normalisation).
+fn find(text: &str, old: &str, new: &str) -> WhitespaceMatch {
+    super::find(text, text, old, old, new)
+}
+
 fn unique(text: &str, old: &str, new: &str) -> (String, String) {
     match find(text, old, new) {
         WhitespaceMatch::Unique { span, replacement } => (text[span].to_owned(), replacement),

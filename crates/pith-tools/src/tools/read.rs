@@ -117,6 +117,13 @@ async fn read(
     let fs = &*context.env.fs;
     let path = resolve_read_path(&args.path, &context.cwd, fs).await?;
     context.check_path(&path, Access::Read).await?;
+    // A read takes its turn in the file's queue like a write: it sees every write and
+    // edit of the file that arrived before it, and none that arrived after.
+    let _turn = context
+        .queue
+        .lock(fs, &path)
+        .await
+        .map_err(|error| ToolError::new(describe_fs_error(&error)))?;
     let metadata = match fs.metadata(&path).await {
         Ok(metadata) => metadata,
         Err(error) if error.kind == FsErrorKind::NotFound => {

@@ -17,8 +17,8 @@
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
-use std::ffi::OsString;
-use std::os::unix::ffi::OsStrExt;
+use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -260,17 +260,26 @@ impl<'a> OrderedWalk<'a> {
         }
         names.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
         let rules = self.rules.enter(&task.path, task.rules, found);
+        // Each entry's path is built in one buffer; only kept ones are copied.
+        let mut buffer = task.path.into_os_string().into_vec();
+        if buffer.last() != Some(&b'/') {
+            buffer.push(b'/');
+        }
+        let base = buffer.len();
         for (name, kind) in names {
-            let path = task.path.join(&name);
+            buffer.truncate(base);
+            buffer.extend_from_slice(name.as_bytes());
+            let path = Path::new(OsStr::from_bytes(&buffer));
             let is_dir = kind.is_dir();
-            if self.rules.is_ignored(rules.as_ref(), &path, is_dir) {
+            if self.rules.is_ignored(rules.as_ref(), path, is_dir) {
                 continue;
             }
-            let relative = relative_bytes(&self.root, &path).unwrap_or_default();
+            let relative = relative_bytes(&self.root, path).unwrap_or_default();
             let selected = (self.select)(relative, is_dir, kind.is_file());
             if !selected && !is_dir {
                 continue;
             }
+            let path = path.to_path_buf();
             let child = if is_dir {
                 let child = self.next_id.fetch_add(1, Ordering::Relaxed);
                 let key = relative
