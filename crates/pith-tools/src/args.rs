@@ -66,6 +66,9 @@ pub fn schema_of<T: JsonSchema>() -> Value {
     if let Some(object) = schema.as_object_mut() {
         object.remove("$schema");
         object.remove("title");
+        // The argument struct's doc comment is for Rust readers; the tool's
+        // description is what the model reads.
+        object.remove("description");
     }
     tidy(&mut schema);
     schema

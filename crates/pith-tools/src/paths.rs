@@ -29,10 +29,17 @@ fn is_unicode_space(c: char) -> bool {
 ///
 /// A NUL byte in the path, a malformed `file://` URL, or `~` without a home directory.
 pub fn resolve_path(input: &str, cwd: &Path, home: Option<&Path>) -> Result<PathBuf, ToolError> {
+    if input.len() > MAX_PATH_BYTES {
+        return Err(ToolError::new(format!(
+            "The path {} is {} bytes long; a path has at most {MAX_PATH_BYTES} bytes. Send the file's real path.",
+            clip_for_message(input),
+            input.len()
+        )));
+    }
     if input.contains('\0') {
         return Err(ToolError::new(format!(
-            "Invalid path {:?}: it contains a NUL byte. Send the path without it.",
-            input.replace('\0', "\\0")
+            "Invalid path {}: it contains a NUL byte. Send the path without it.",
+            clip_for_message(&input.replace('\0', "\\0"))
         )));
     }
     let spaced: String = input
@@ -190,12 +197,36 @@ fn narrow_space_before_am_pm(path: &str) -> String {
 /// One line describing a file-system failure, naming its path
 /// (`Permission denied: /etc/shadow`), without the raw OS dump.
 pub(crate) fn describe_fs_error(error: &FsError) -> String {
-    let text = error.to_string();
+    let text = clip_middle(&error.to_string(), 300);
     let mut chars = text.chars();
     match chars.next() {
         Some(first) => first.to_uppercase().chain(chars).collect(),
         None => text,
     }
+}
+
+/// Linux's `PATH_MAX`: no longer path can be opened.
+const MAX_PATH_BYTES: usize = 4096;
+
+/// A model-sent value quoted for an error message: at most 60 characters.
+pub(crate) fn clip_for_message(text: &str) -> String {
+    let clipped: String = text.chars().take(60).collect();
+    if clipped.len() < text.len() {
+        format!("{clipped:?}…")
+    } else {
+        format!("{text:?}")
+    }
+}
+
+/// `text` with its middle replaced by `…` when it is longer than `max` characters.
+pub(crate) fn clip_middle(text: &str, max: usize) -> String {
+    let count = text.chars().count();
+    if count <= max {
+        return text.to_owned();
+    }
+    let head: String = text.chars().take(max / 2).collect();
+    let tail: String = text.chars().skip(count - max / 3).collect();
+    format!("{head}…{tail}")
 }
 
 /// Up to three names in `path`'s directory that look like its file name.

@@ -192,6 +192,10 @@ fn errors_for(operation: Operation) -> Vec<FaultError> {
 
 /// Runs one scenario through every (n, error kind, timing); returns the number
 /// of faulted calls and the problems found.
+#[expect(
+    clippy::print_stderr,
+    reason = "PITH_FAULTS_VERBOSE prints every error text"
+)]
 async fn exercise(tool: &str, args: Value) -> (usize, Vec<String>) {
     let arg_path = args.get("path").and_then(Value::as_str).map(str::to_owned);
     let baseline = Workspace::new();

@@ -82,9 +82,30 @@ async fn grep_says_when_nothing_matches() {
 }
 
 #[tokio::test]
+async fn grep_limit_below_one_is_an_error_naming_the_field() {
+    let dir = tree();
+    for limit in [json!(0), json!(-3)] {
+        let result = call(
+            dir.path(),
+            "grep",
+            json!({"pattern": "needle", "limit": limit}),
+        )
+        .await;
+        assert!(result.is_error);
+        assert!(
+            result
+                .text_content()
+                .contains(&format!("limit must be at least 1, got {limit}")),
+            "{}",
+            result.text_content()
+        );
+    }
+}
+
+#[tokio::test]
 async fn grep_limit_notice_suggests_double_the_limit() {
     let dir = tree();
-    for limit in [json!(1), json!(0), json!(-3)] {
+    for limit in [json!(1), json!("1")] {
         let result = call(
             dir.path(),
             "grep",

@@ -13,3 +13,4 @@ mod mcp;
 mod reliability;
 mod safety;
 mod search;
+mod support;

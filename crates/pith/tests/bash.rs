@@ -1,16 +1,10 @@
 //! The bash tool through the real binary: 2 GiB of output in bounded memory.
 
-use std::process::{Command, Stdio};
-use std::time::Duration;
+use std::process::Command;
 
 use serde_json::{Value, json};
 
-/// Peak resident memory (VmHWM) of a process, in KiB.
-fn peak_rss_kib(pid: u32) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let line = status.lines().find(|line| line.starts_with("VmHWM:"))?;
-    line.split_whitespace().nth(1)?.parse().ok()
-}
+use crate::support::run_measured;
 
 #[test]
 fn two_gib_of_output_completes_with_the_tail_shown_every_byte_saved_and_rss_bounded() {
@@ -18,24 +12,12 @@ fn two_gib_of_output_completes_with_the_tail_shown_every_byte_saved_and_rss_boun
     let spill = tempfile::tempdir().unwrap();
     let line = "a".repeat(99);
     let args = json!({ "command": format!("yes {line} | head -c {TOTAL}") });
-    let mut child = Command::new(env!("CARGO_BIN_EXE_pith"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_pith"));
+    command
         .args(["call", "--json", "bash", &args.to_string()])
-        .env("TMPDIR", spill.path())
-        .env_remove("RUST_LOG")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    let mut peak_kib = 0;
-    while child.try_wait().unwrap().is_none() {
-        if let Some(kib) = peak_rss_kib(pid) {
-            peak_kib = peak_kib.max(kib);
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let output = child.wait_with_output().unwrap();
+        .env("TMPDIR", spill.path());
+    let output = run_measured(command);
+    let peak_kib = output.peak_kib;
     assert!(
         output.status.success(),
         "{}",

@@ -2,13 +2,14 @@
 //! batch, symlink aliases, SIGKILL during a write, memory on a 2 GiB file.
 
 use std::fs;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::{Value, json};
 
 use crate::file_tools::{Dir, pith};
+use crate::support::run_measured;
 
 fn lines(prefix: &str, count: usize) -> String {
     (0..count).map(|n| format!("{prefix} {n}\n")).collect()
@@ -185,13 +186,6 @@ fn a_write_killed_at_random_moments_leaves_the_old_or_the_new_file_never_a_mixtu
     assert_eq!(old + new, 50);
 }
 
-/// Peak resident memory (VmHWM) of a live process, in KiB.
-fn peak_rss_kib(pid: u32) -> Option<u64> {
-    let status = fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let line = status.lines().find(|line| line.starts_with("VmHWM:"))?;
-    line.split_whitespace().nth(1)?.parse().ok()
-}
-
 #[test]
 fn reading_the_first_2000_lines_of_a_2_gib_file_keeps_rss_under_64_mib() {
     let dir = Dir::new();
@@ -204,29 +198,11 @@ fn reading_the_first_2000_lines_of_a_2_gib_file_keeps_rss_under_64_mib() {
         .set_len(2 << 30)
         .unwrap();
     let args = json!({"path": "huge.log"}).to_string();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_pith"))
-        .args(["call", "read", &args, "--cwd", dir.cwd()])
-        .env_remove("RUST_LOG")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    let mut stdout = child.stdout.take().unwrap();
-    let reader = std::thread::spawn(move || {
-        let mut text = String::new();
-        stdout.read_to_string(&mut text).unwrap();
-        text
-    });
-    let mut peak_kib = 0;
-    while child.try_wait().unwrap().is_none() {
-        if let Some(kib) = peak_rss_kib(pid) {
-            peak_kib = peak_kib.max(kib);
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    let text = reader.join().unwrap();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_pith"));
+    command.args(["call", "read", &args, "--cwd", dir.cwd()]);
+    let measured = run_measured(command);
+    let text = measured.stdout_text();
+    let peak_kib = measured.peak_kib;
     assert!(
         text.ends_with(
             "line 1999\n\n[Showing lines 1-2000 of 3001. Use offset=2001 to continue.]\n"

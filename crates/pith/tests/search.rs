@@ -2,36 +2,20 @@
 
 use std::fs;
 use std::io::Write;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use tempfile::TempDir;
 
+use crate::support::run_measured;
+
 /// Runs `pith call grep ARGS`; returns its stdout and its peak RSS in KiB.
-#[expect(
-    clippy::zombie_processes,
-    reason = "the child is reaped with wait4, which also reports its peak RSS"
-)]
 fn pith_grep(args: &serde_json::Value) -> (String, u64) {
-    let child = Command::new(env!("CARGO_BIN_EXE_pith"))
-        .args(["call", "grep", &args.to_string()])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let pid = libc::pid_t::try_from(child.id()).unwrap();
-    let mut stdout = child.stdout.unwrap();
-    let mut text = String::new();
-    std::io::Read::read_to_string(&mut stdout, &mut text).unwrap();
-    let mut status = 0;
-    // SAFETY: an all-zero `rusage` is a valid value of that plain C struct.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: `pid` is our own unreaped child; both pointers are valid for writes.
-    let reaped = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-    assert_eq!(reaped, pid);
-    // On Linux `ru_maxrss` is the peak resident set in KiB (VmHWM).
-    (text, u64::try_from(usage.ru_maxrss).unwrap())
+    let mut command = Command::new(env!("CARGO_BIN_EXE_pith"));
+    command.args(["call", "grep", &args.to_string()]);
+    let measured = run_measured(command);
+    assert!(measured.peak_kib > 0, "VmHWM was never sampled");
+    (measured.stdout_text(), measured.peak_kib)
 }
 
 #[test]

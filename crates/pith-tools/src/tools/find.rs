@@ -22,6 +22,7 @@ pub(crate) struct FindArgs {
     /// Directory to search in (default: current directory)
     path: Option<String>,
     /// Maximum number of results (default: 1000)
+    #[schemars(range(min = 1))]
     limit: Option<u64>,
 }
 

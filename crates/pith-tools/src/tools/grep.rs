@@ -35,6 +35,7 @@ pub(crate) struct GrepArgs {
     /// Number of lines to show before and after each match (default: 0)
     context: Option<i64>,
     /// Maximum number of matches to return (default: 100)
+    #[schemars(range(min = 1))]
     limit: Option<i64>,
 }
 

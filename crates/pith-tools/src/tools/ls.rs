@@ -31,6 +31,7 @@ pub(crate) struct LsArgs {
     /// Directory to list (default: current directory)
     path: Option<String>,
     /// Maximum number of entries to return (default: 500)
+    #[schemars(range(min = 1))]
     limit: Option<u64>,
 }
 

@@ -61,6 +61,7 @@ pub(crate) struct ReadArgs {
     /// Line number to start reading from (1-indexed)
     offset: Option<u64>,
     /// Maximum number of lines to read
+    #[schemars(range(min = 1))]
     limit: Option<u64>,
 }
 
