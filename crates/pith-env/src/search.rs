@@ -26,6 +26,22 @@ pub struct GrepRequest {
     pub limit: usize,
 }
 
+impl GrepRequest {
+    /// The longest line a search holds in memory, 16 MiB.
+    ///
+    /// A file with a longer line (say a 1 GiB minified bundle or JSON dump
+    /// on one line) is skipped whole and listed in [`GrepOutput::oversized`]:
+    /// streaming keeps at least one whole line in memory, so without a cap one
+    /// such line would cost its full size. 16 MiB is far above the longest
+    /// lines of real source and minified files (a few MiB), yet one buffer
+    /// this size, with the small per-thread buffers, keeps a search well under
+    /// the 64 MiB memory bound.
+    pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
+
+    /// How many oversized files [`GrepOutput::oversized`] names at most.
+    pub const OVERSIZED_LISTED: usize = 10;
+}
+
 /// One output row: a matching line or a context line.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GrepLine {
@@ -34,10 +50,19 @@ pub struct GrepLine {
     pub path: String,
     /// 1-based line number.
     pub line_number: u64,
-    /// The line, without its line ending (lossily decoded if not UTF-8).
+    /// The line, without its line ending (lossily decoded if not UTF-8),
+    /// clipped to its first [`GrepLine::MAX_TEXT_BYTES`] bytes (at a
+    /// character boundary), so that long matching lines cannot fill memory.
     pub text: String,
     /// Whether this line matched (false for context lines).
     pub is_match: bool,
+}
+
+impl GrepLine {
+    /// The longest [`GrepLine::text`] kept, 4 KiB: more than the grep tool
+    /// shows (500 characters, at most 2000 bytes), so a clipped line is still
+    /// seen as longer than that.
+    pub const MAX_TEXT_BYTES: usize = 4096;
 }
 
 /// The result of a content search.
@@ -50,6 +75,14 @@ pub struct GrepOutput {
     pub match_count: usize,
     /// Whether the search stopped because `limit` matches were found.
     pub limit_reached: bool,
+    /// The first [`GrepRequest::OVERSIZED_LISTED`] files skipped because a
+    /// line is longer than [`GrepRequest::MAX_LINE_BYTES`], in path order
+    /// (same form as [`GrepLine::path`]). None of their rows are in `lines`,
+    /// not even matches before the long line: the file was not searched.
+    /// Files after the one where the limit was reached are not looked at.
+    pub oversized: Vec<String>,
+    /// How many files were skipped for such a line (may exceed `oversized`'s length).
+    pub oversized_count: usize,
 }
 
 /// A file search by glob.
@@ -87,7 +120,9 @@ pub struct FindOutput {
 /// applied hierarchically), `.ignore` and `.git/info/exclude` are honoured
 /// inside and outside git repositories; binary files are skipped by grep;
 /// results are deterministic (sorted); memory stays bounded whatever the file
-/// sizes; cancellation stops the walk promptly.
+/// sizes: a file with a line over [`GrepRequest::MAX_LINE_BYTES`] is skipped
+/// and reported in [`GrepOutput::oversized`], row texts are clipped to
+/// [`GrepLine::MAX_TEXT_BYTES`]; cancellation stops the walk promptly.
 #[async_trait]
 pub trait Search: Send + Sync {
     /// Searches file contents.

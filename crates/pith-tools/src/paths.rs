@@ -210,11 +210,16 @@ const MAX_PATH_BYTES: usize = 4096;
 
 /// A model-sent value quoted for an error message: at most 60 characters.
 pub(crate) fn clip_for_message(text: &str) -> String {
-    let clipped: String = text.chars().take(60).collect();
+    format!("\"{}\"", clip_chars(text, 60))
+}
+
+/// `text` cut to `max` characters, with `…` when something was cut.
+pub(crate) fn clip_chars(text: &str, max: usize) -> String {
+    let clipped: String = text.chars().take(max).collect();
     if clipped.len() < text.len() {
-        format!("{clipped:?}…")
+        format!("{clipped}…")
     } else {
-        format!("{text:?}")
+        clipped
     }
 }
 

@@ -211,7 +211,8 @@ impl Session {
         let Some(tool) = toolset.tool(name) else {
             let names: Vec<&str> = toolset.definitions().iter().map(|d| d.name).collect();
             return ToolResult::error(format!(
-                "Tool {name} not found. Available tools: {}",
+                "Tool {} not found. Available tools: {}",
+                crate::paths::clip_chars(name, 60),
                 names.join(", ")
             ));
         };

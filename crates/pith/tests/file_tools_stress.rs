@@ -110,14 +110,18 @@ impl Random {
     }
 }
 
-/// Removes temp files a killed write left behind (they never replace the target).
-fn remove_leftovers(dir: &Dir) {
+/// Removes temp files a killed write left behind (they never replace the target)
+/// and returns how many there were.
+fn remove_leftovers(dir: &Dir) -> usize {
+    let mut count = 0;
     for entry in fs::read_dir(&dir.root).unwrap() {
         let entry = entry.unwrap();
         if entry.file_name().to_string_lossy().ends_with(".pith-tmp") {
             fs::remove_file(entry.path()).unwrap();
+            count += 1;
         }
     }
+    count
 }
 
 #[test]
@@ -149,7 +153,7 @@ fn a_write_killed_at_random_moments_leaves_the_old_or_the_new_file_never_a_mixtu
     let window = started.elapsed();
     assert_eq!(dir.read("big.txt"), versions[1]);
     let mut random = Random::new();
-    let (mut old, mut new) = (0, 0);
+    let (mut old, mut new, mut leftovers) = (0, 0, 0);
     for _ in 0..50 {
         let current = usize::from(dir.read("big.txt") == versions[1]);
         let next = 1 - current;
@@ -181,9 +185,11 @@ fn a_write_killed_at_random_moments_leaves_the_old_or_the_new_file_never_a_mixtu
             );
             old += 1;
         }
-        remove_leftovers(&dir);
+        leftovers += remove_leftovers(&dir);
     }
     assert_eq!(old + new, 50);
+    // The unnamed (O_TMPFILE) temp file vanishes with a killed writer.
+    assert_eq!(leftovers, 0, "temp files left behind by killed writes");
 }
 
 #[test]
