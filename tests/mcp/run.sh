@@ -11,9 +11,12 @@ root=$(pwd)
 MCP_VERSION=2.3.0
 INSPECTOR_VERSION=1.0.3
 
-pith=${1:-$root/target/debug/pith}
-if [[ ! -x $pith ]]; then
+if [[ $# -ge 1 ]]; then
+    pith=$1
+else
+    # Always (re)build: a stale binary from an older checkout would test the wrong code.
     cargo build -p pith --quiet
+    pith=$root/target/debug/pith
 fi
 pith=$(realpath "$pith")
 

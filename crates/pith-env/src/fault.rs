@@ -32,7 +32,7 @@
 //! ```
 //!
 //! The port has no separate rename or fsync operation (both happen inside an
-//! adapter's [`write_atomic`](FileSystem::write_atomic)): a failed rename is a
+//! adapter's [`write_atomic`](crate::FileSystem::write_atomic)): a failed rename is a
 //! `write_atomic` fault before the write, a failed final fsync one after it.
 
 use std::fmt;
@@ -49,35 +49,35 @@ pub use self::ports::{FaultyExec, FaultyFs, FaultySearch};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Operation {
-    /// [`FileSystem::read`].
+    /// [`FileSystem::read`](crate::FileSystem::read).
     Read,
-    /// [`FileSystem::read_range`].
+    /// [`FileSystem::read_range`](crate::FileSystem::read_range).
     ReadRange,
-    /// [`FileSystem::open`].
+    /// [`FileSystem::open`](crate::FileSystem::open).
     Open,
-    /// [`FileReader::read_chunk`] on a stream opened through the wrapper.
+    /// [`FileReader::read_chunk`](crate::FileReader::read_chunk) on a stream opened through the wrapper.
     ReadChunk,
-    /// [`FileSystem::write_atomic`] (temp file, write, fsync, rename).
+    /// [`FileSystem::write_atomic`](crate::FileSystem::write_atomic) (temp file, write, fsync, rename).
     WriteAtomic,
-    /// [`FileSystem::metadata`].
+    /// [`FileSystem::metadata`](crate::FileSystem::metadata).
     Metadata,
-    /// [`FileSystem::symlink_metadata`].
+    /// [`FileSystem::symlink_metadata`](crate::FileSystem::symlink_metadata).
     SymlinkMetadata,
-    /// [`FileSystem::read_dir`].
+    /// [`FileSystem::read_dir`](crate::FileSystem::read_dir).
     ReadDir,
-    /// [`FileSystem::canonicalize`].
+    /// [`FileSystem::canonicalize`](crate::FileSystem::canonicalize).
     Canonicalize,
-    /// [`FileSystem::create_dir_all`].
+    /// [`FileSystem::create_dir_all`](crate::FileSystem::create_dir_all).
     CreateDirAll,
-    /// [`Exec::exec`] (the spawn and the wait).
+    /// [`Exec::exec`](crate::Exec::exec) (the spawn and the wait).
     Exec,
-    /// [`Exec::create_output_log`].
+    /// [`Exec::create_output_log`](crate::Exec::create_output_log).
     CreateOutputLog,
-    /// [`OutputLog::write_all`] on a log created through the wrapper.
+    /// [`OutputLog::write_all`](crate::OutputLog::write_all) on a log created through the wrapper.
     OutputLogWrite,
-    /// [`Search::grep`].
+    /// [`Search::grep`](crate::Search::grep).
     Grep,
-    /// [`Search::find`].
+    /// [`Search::find`](crate::Search::find).
     Find,
 }
 

@@ -63,6 +63,22 @@ impl GrepLine {
     /// shows (500 characters, at most 2000 bytes), so a clipped line is still
     /// seen as longer than that.
     pub const MAX_TEXT_BYTES: usize = 4096;
+
+    /// The first [`GrepLine::MAX_TEXT_BYTES`] bytes of a line, cut before a
+    /// UTF-8 continuation byte so that no character is split (bytes that are
+    /// not UTF-8 may be cut anywhere).
+    pub(crate) fn clip_text(bytes: &[u8]) -> &[u8] {
+        let max = GrepLine::MAX_TEXT_BYTES;
+        if bytes.len() <= max {
+            return bytes;
+        }
+        let mut cut = max;
+        // At most three continuation bytes follow a character's first byte.
+        while cut > max - 3 && bytes[cut] & 0xC0 == 0x80 {
+            cut -= 1;
+        }
+        &bytes[..cut]
+    }
 }
 
 /// The result of a content search.

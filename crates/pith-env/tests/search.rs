@@ -7,8 +7,8 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use pith_env::{
-    CancellationToken, FindOutput, FindRequest, GrepOutput, GrepRequest, LocalEnv, Search,
-    SearchError,
+    CancellationToken, FindOutput, FindRequest, GrepLine, GrepOutput, GrepRequest, LocalEnv,
+    Search, SearchError,
 };
 use tempfile::TempDir;
 
@@ -631,4 +631,121 @@ async fn found_all(root: &Path) -> Vec<String> {
         .iter()
         .map(|e| format!("{}{}", e.path, if e.is_dir { "/" } else { "" }))
         .collect()
+}
+
+/// Writes `prefix`, then one line of `bytes` bytes of `x` holding `needle` at its start, then
+/// `suffix`.
+fn write_long_line(path: &Path, prefix: &[u8], bytes: usize, suffix: &[u8]) {
+    let mut file = fs::File::create(path).unwrap();
+    file.write_all(prefix).unwrap();
+    file.write_all(b"needle ").unwrap();
+    let chunk = vec![b'x'; 1 << 20];
+    let mut written = 7;
+    while written < bytes {
+        let part = chunk.len().min(bytes - written);
+        file.write_all(&chunk[..part]).unwrap();
+        written += part;
+    }
+    file.write_all(b"\n").unwrap();
+    file.write_all(suffix).unwrap();
+}
+
+#[tokio::test]
+async fn a_file_with_a_line_over_the_limit_is_skipped_and_reported_while_others_are_searched() {
+    let dir = TempDir::new().unwrap();
+    let root = dir.path();
+    write(root, "a.txt", b"needle in a\n");
+    let over = GrepRequest::MAX_LINE_BYTES + (1 << 20);
+    // Its match before the long line is dropped too: the file counts as not searched.
+    write_long_line(
+        &root.join("b.txt"),
+        b"needle before\n",
+        over,
+        b"needle after\n",
+    );
+    write(root, "c.txt", b"needle in c\n");
+    write_long_line(&root.join("d.txt"), b"", over, b"");
+    write(root, "e.txt", b"nothing\nneedle in e\n");
+
+    let output = grep(request(root, "needle")).await.unwrap();
+    let rows: Vec<String> = output
+        .lines
+        .iter()
+        .map(|line| format!("{}:{}: {}", line.path, line.line_number, line.text))
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            "a.txt:1: needle in a",
+            "c.txt:1: needle in c",
+            "e.txt:2: needle in e"
+        ]
+    );
+    assert_eq!(output.match_count, 3);
+    assert_eq!(output.oversized, ["b.txt", "d.txt"]);
+    assert_eq!(output.oversized_count, 2);
+
+    // The same file as the root: skipped and named.
+    let output = grep(request(&root.join("d.txt"), "needle")).await.unwrap();
+    drop(dir);
+    assert!(output.lines.is_empty());
+    assert_eq!(output.oversized, ["d.txt"]);
+    assert_eq!(output.oversized_count, 1);
+}
+
+#[tokio::test]
+async fn an_oversized_file_after_the_limit_is_not_reported() {
+    let dir = TempDir::new().unwrap();
+    let root = dir.path();
+    write(root, "a.txt", b"needle\n");
+    write_long_line(
+        &root.join("b.txt"),
+        b"",
+        GrepRequest::MAX_LINE_BYTES + 1024,
+        b"",
+    );
+    let mut req = request(root, "needle");
+    req.limit = 1;
+    let output = grep(req).await.unwrap();
+    drop(dir);
+    assert!(output.limit_reached);
+    assert_eq!(output.match_count, 1);
+    assert!(output.oversized.is_empty());
+    assert_eq!(output.oversized_count, 0);
+}
+
+#[tokio::test]
+async fn a_long_line_under_the_limit_is_searched_and_its_text_clipped() {
+    let dir = TempDir::new().unwrap();
+    let root = dir.path();
+    // 4 MiB: over a worker's own buffer, under the limit.
+    write_long_line(
+        &root.join("long.txt"),
+        b"first\n",
+        4 << 20,
+        b"last needle\n",
+    );
+    write(root, "short.txt", b"needle\n");
+
+    // No match anywhere: nothing found, nothing skipped.
+    let output = grep(request(root, "absent")).await.unwrap();
+    assert_eq!(output, GrepOutput::default());
+
+    let output = grep(request(root, "needle")).await.unwrap();
+    drop(dir);
+    assert!(output.oversized.is_empty());
+    let rows: Vec<(&str, u64, usize)> = output
+        .lines
+        .iter()
+        .map(|line| (line.path.as_str(), line.line_number, line.text.len()))
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("long.txt", 2, GrepLine::MAX_TEXT_BYTES),
+            ("long.txt", 3, 11),
+            ("short.txt", 1, 6)
+        ]
+    );
+    assert!(output.lines[0].text.starts_with("needle xxx"));
 }

@@ -13,7 +13,8 @@
 //! - Roots: when the client offers MCP roots, the first one is the working directory.
 //!
 //! [`serve`] runs it over any pair of byte streams with [`LineTransport`] (which answers
-//! malformed JSON with a JSON-RPC parse error); [`serve_stdio`] over stdin/stdout.
+//! malformed JSON with a JSON-RPC parse error, and a malformed request with an error
+//! naming what is wrong); [`serve_stdio`] over stdin/stdout.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), pith_mcp::Error> {
@@ -30,6 +31,7 @@ mod progress;
 mod roots;
 mod server;
 mod transport;
+mod validate;
 
 pub use crate::convert::DETAILS_META_KEY;
 pub use crate::server::PithServer;
@@ -59,7 +61,8 @@ where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let running = match server.serve(LineTransport::new(read, write)).await {
+    let transport = LineTransport::new(read, write).with_tool_names(server.tool_names());
+    let running = match server.serve(transport).await {
         Ok(running) => running,
         // The client left before the handshake: nothing to serve.
         Err(ServerInitializeError::ConnectionClosed(context)) => {

@@ -6,8 +6,8 @@ use pith_env::SandboxStatus;
 use pith_tools::{CallOptions, Session, ToolSet};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, ErrorCode,
-    Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
-    Tool,
+    Implementation, InitializeRequestParams, ListToolsResult, PaginatedRequestParams,
+    ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, Peer, RoleServer, ServerHandler};
@@ -15,6 +15,7 @@ use serde_json::Value;
 use tokio::sync::OnceCell;
 
 use crate::progress::Progress;
+use crate::validate::{invalid_params_message, method_not_found_message};
 use crate::{convert, roots};
 
 /// How long the server waits for the client to answer `roots/list`.
@@ -48,6 +49,14 @@ impl PithServer {
             info,
             session: OnceCell::new(),
         }
+    }
+
+    /// The names of the tools it serves.
+    pub(crate) fn tool_names(&self) -> Vec<String> {
+        self.tools
+            .iter()
+            .map(|tool| tool.name.to_string())
+            .collect()
     }
 
     /// The connection's session, opened on first use.
@@ -109,6 +118,13 @@ impl std::fmt::Debug for PithServer {
             .field("toolset", &self.base)
             .finish()
     }
+}
+
+/// Why `params` do not deserialize as `P` (`None` when they do).
+fn params_problem<P: serde::de::DeserializeOwned>(params: Value) -> Option<String> {
+    serde_json::from_value::<P>(params)
+        .err()
+        .map(|error| error.to_string())
 }
 
 /// What the client (and its model) is told about the server.
@@ -186,11 +202,24 @@ impl ServerHandler for PithServer {
         request: CustomRequest,
         _context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, McpError> {
-        Err(McpError::new(
-            ErrorCode::METHOD_NOT_FOUND,
-            format!("Method not found: {}", request.method),
-            None,
-        ))
+        // rmcp hands over a known method whose params it could not deserialize.
+        let params = request.params.unwrap_or(Value::Null);
+        let problem = match request.method.as_str() {
+            "tools/call" => params_problem::<CallToolRequestParams>(params),
+            "tools/list" => params_problem::<Option<PaginatedRequestParams>>(params),
+            "initialize" => params_problem::<InitializeRequestParams>(params),
+            _ => None,
+        };
+        Err(match problem {
+            Some(why) => {
+                McpError::invalid_params(invalid_params_message(&request.method, &why), None)
+            }
+            None => McpError::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                method_not_found_message(&request.method),
+                None,
+            ),
+        })
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {

@@ -1,25 +1,26 @@
 //! [`LineTransport`]: JSON-RPC messages, one per line, over any byte streams.
 //!
-//! rmcp's own stream transport silently skips a line that is not JSON. pith answers it
-//! with a JSON-RPC parse error (`-32700`, id `null`), and a JSON request it cannot
-//! understand with an invalid-request error carrying the request's id, so a client that
-//! sent garbage learns about it; either way the server keeps serving.
+//! rmcp's own stream transport silently skips a line that is not JSON, and maps a
+//! request it cannot deserialize to `Method not found` or to nothing at all. pith checks
+//! each line first ([`crate::validate`]): a line that is not JSON gets a parse error
+//! (`-32700`, id `null`), a malformed request an invalid-request (`-32600`) or
+//! invalid-params (`-32602`) error naming what is wrong, with the request's id when it
+//! has a usable one (else `null`). Only well-formed messages reach rmcp. Either way the
+//! server keeps serving.
 
 use std::future::Future;
 use std::io;
 use std::sync::Arc;
 
 use rmcp::RoleServer;
+use rmcp::model::{ErrorCode, JsonRpcError, JsonRpcMessage};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::Mutex;
 
-/// JSON-RPC code: the line is not JSON.
-const PARSE_ERROR: i64 = -32700;
-/// JSON-RPC code: JSON, but not a request this server understands.
-const INVALID_REQUEST: i64 = -32600;
+use crate::validate::{self, INVALID_REQUEST, PARSE_ERROR, Problem};
 
 /// A server-side MCP transport over newline-delimited JSON (the stdio transport of the
 /// spec), for any `AsyncRead` / `AsyncWrite` pair.
@@ -28,6 +29,8 @@ pub struct LineTransport<R, W> {
     /// The line being read; kept across cancelled `receive` calls so no bytes are lost.
     line: Vec<u8>,
     write: Arc<Mutex<W>>,
+    /// The tool names, for error messages about a `tools/call`'s `name`.
+    tools: Vec<String>,
 }
 
 impl<R, W> LineTransport<R, W>
@@ -41,7 +44,14 @@ where
             read: BufReader::new(read),
             line: Vec::new(),
             write: Arc::new(Mutex::new(write)),
+            tools: Vec::new(),
         }
+    }
+
+    /// Names these tools in the error for a `tools/call` without a valid `name`.
+    pub fn with_tool_names(mut self, tools: Vec<String>) -> LineTransport<R, W> {
+        self.tools = tools;
+        self
     }
 
     /// Answers a line that is not a valid message, from a task of its own (so a
@@ -59,27 +69,56 @@ where
 
     /// Handles one complete line: a message to deliver, or `None` after replying to it.
     fn decode(&self, line: &[u8]) -> Option<RxJsonRpcMessage<RoleServer>> {
-        let error = match serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(line) {
-            Ok(message) => return Some(message),
-            Err(error) => error,
-        };
-        let Ok(value) = serde_json::from_slice::<Value>(line) else {
-            tracing::debug!("unparsable message: {error}");
-            self.reply_error(Value::Null, PARSE_ERROR, format!("Parse error: {error}"));
-            return None;
-        };
-        match value.get("id") {
-            // A notification gets no reply, even a broken one.
-            None if value.get("method").is_some() => {
-                tracing::debug!("ignoring a notification it cannot read: {error}");
+        let value = match serde_json::from_slice::<Value>(line) {
+            Ok(value) => value,
+            Err(error) => {
+                tracing::debug!("unparsable message: {error}");
+                let message = validate::parse_error_message(&error);
+                self.reply_error(Value::Null, PARSE_ERROR, message);
+                return None;
             }
-            id => {
-                let id = id.cloned().unwrap_or(Value::Null);
-                tracing::debug!("invalid request {id}: {error}");
-                self.reply_error(id, INVALID_REQUEST, format!("Invalid request: {error}"));
+        };
+        match validate::check(&value, &self.tools) {
+            Ok(()) => {}
+            Err(Problem::Reply { id, code, message }) => {
+                tracing::debug!("invalid message {id}: {message}");
+                self.reply_error(id, code, message);
+                return None;
+            }
+            Err(Problem::Drop(why)) => {
+                tracing::debug!("ignoring a message it cannot read: {why}");
+                return None;
             }
         }
-        None
+        // Only a request is answered; the check has made its id usable.
+        let request_id = value
+            .get("method")
+            .and(value.get("id"))
+            .map(validate::reply_id);
+        match serde_json::from_value::<RxJsonRpcMessage<RoleServer>>(value) {
+            Ok(message) => Some(message),
+            Err(error) => {
+                match request_id {
+                    Some(id) => {
+                        tracing::debug!("invalid request {id}: {error}");
+                        self.reply_error(id, INVALID_REQUEST, format!("Invalid request: {error}"));
+                    }
+                    None => tracing::debug!("ignoring a message it cannot read: {error}"),
+                }
+                None
+            }
+        }
+    }
+}
+
+/// rmcp answers a method it has no handler for with just the method's name as the
+/// message: say what it is and what there is instead.
+fn explain_method_not_found(item: &mut TxJsonRpcMessage<RoleServer>) {
+    if let JsonRpcMessage::Error(JsonRpcError { error, .. }) = item
+        && error.code == ErrorCode::METHOD_NOT_FOUND
+        && !error.message.contains(char::is_whitespace)
+    {
+        error.message = validate::method_not_found_message(&error.message).into();
     }
 }
 
@@ -106,8 +145,9 @@ where
 
     fn send(
         &mut self,
-        item: TxJsonRpcMessage<RoleServer>,
+        mut item: TxJsonRpcMessage<RoleServer>,
     ) -> impl Future<Output = Result<(), io::Error>> + Send + 'static {
+        explain_method_not_found(&mut item);
         let write = self.write.clone();
         async move { write_line(&write, serde_json::to_vec(&item)?).await }
     }
@@ -171,6 +211,8 @@ mod tests {
         let length = peer.read(&mut reply).await.unwrap();
         let reply: Value = serde_json::from_slice(&reply[..length]).unwrap();
         assert_eq!(reply["id"], 7);
-        assert_eq!(reply["error"]["code"], INVALID_REQUEST);
+        assert_eq!(reply["error"]["code"], validate::INVALID_PARAMS);
+        let message = reply["error"]["message"].as_str().unwrap();
+        assert!(message.contains("`params` must be an object"), "{message}");
     }
 }

@@ -249,3 +249,44 @@ async fn find_errors_are_one_line() {
         "{result:?}"
     );
 }
+
+/// Writes a file holding `needle` on one line of 17 MiB: over grep's 16 MiB line limit.
+fn write_oversized(path: &Path) {
+    use std::io::Write;
+    let mut file = fs::File::create(path).unwrap();
+    file.write_all(b"needle ").unwrap();
+    let chunk = vec![b'x'; 1 << 20];
+    for _ in 0..17 {
+        file.write_all(&chunk).unwrap();
+    }
+    file.write_all(b"\n").unwrap();
+}
+
+#[tokio::test]
+async fn grep_names_a_file_skipped_for_a_giant_line_and_how_to_search_it() {
+    let dir = TempDir::new().unwrap();
+    write_oversized(&dir.path().join("huge.txt"));
+    write(dir.path(), "small.txt", b"a needle\n");
+    let notice = "[Skipped 1 file with a line over 16.0MB (huge.txt): search it with bash, \
+                  e.g. grep -o -m 5 'pattern' huge.txt | cut -c1-500]";
+
+    let result = call(dir.path(), "grep", json!({"pattern": "needle"})).await;
+    assert!(!result.is_error, "{result:?}");
+    assert_eq!(
+        result.text_content(),
+        format!("small.txt:1: a needle\n\n{notice}")
+    );
+    assert_eq!(
+        result.details.unwrap()["oversizedFiles"],
+        json!(["huge.txt"])
+    );
+
+    // Nothing found elsewhere: the notice still says what was not searched.
+    let result = call(dir.path(), "grep", json!({"pattern": "absent"})).await;
+    drop(dir);
+    assert!(!result.is_error, "{result:?}");
+    assert_eq!(
+        result.text_content(),
+        format!("No matches found\n\n{notice}")
+    );
+}

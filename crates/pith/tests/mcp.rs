@@ -264,6 +264,76 @@ fn an_unknown_method_gets_a_json_rpc_error() {
 }
 
 #[test]
+fn a_tool_call_with_malformed_params_gets_invalid_params_naming_the_field() {
+    let dir = TempDir::new().unwrap();
+    let mut server = Server::start(&dir);
+    let cases = [
+        (
+            json!({"name": "read", "arguments": ["a.txt"]}),
+            "`arguments` must be an object",
+        ),
+        (
+            json!({"name": 5, "arguments": {}}),
+            "`name` must be a string naming a tool (read,",
+        ),
+        (json!({"arguments": {}}), "`name` is missing"),
+        (json!("read"), "`params` must be an object, got a string"),
+    ];
+    for (id, (params, expected)) in (1..).zip(cases) {
+        let response = server.request(id, "tools/call", params);
+        assert_eq!(response["error"]["code"], -32602, "{response}");
+        let message = response["error"]["message"].as_str().unwrap();
+        assert!(
+            message.starts_with("Invalid params for tools/call: "),
+            "{message}"
+        );
+        assert!(message.contains(expected), "{message}");
+    }
+    server.send_line(&json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call"}).to_string());
+    let response = server.response(&json!(9));
+    assert!(
+        response["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("`params` is missing")
+    );
+    let response = server.request(10, "ping", json!({}));
+    assert!(response["result"].is_object(), "{response}");
+}
+
+#[test]
+fn a_request_whose_id_is_an_object_gets_invalid_request_with_id_null() {
+    let dir = TempDir::new().unwrap();
+    let mut server = Server::start(&dir);
+    for id in [json!({"a": 1}), json!([1])] {
+        server.send_line(&json!({"jsonrpc": "2.0", "id": id, "method": "ping"}).to_string());
+        let response = server.response(&Value::Null);
+        assert_eq!(response["error"]["code"], -32600, "{response}");
+        let message = response["error"]["message"].as_str().unwrap();
+        assert!(
+            message.contains("`id` must be a string or an integer"),
+            "{message}"
+        );
+    }
+    let response = server.request(1, "ping", json!({}));
+    assert!(response["result"].is_object(), "{response}");
+}
+
+#[test]
+fn an_unsupported_mcp_method_says_the_server_offers_tools_only() {
+    let dir = TempDir::new().unwrap();
+    let mut server = Server::start(&dir);
+    let response = server.request(1, "resources/read", json!({"uri": "file:///etc/hosts"}));
+    assert_eq!(response["error"]["code"], -32601, "{response}");
+    let message = response["error"]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("Method not found: resources/read. "),
+        "{message}"
+    );
+    assert!(message.contains("tools/call"), "{message}");
+}
+
+#[test]
 fn details_go_to_meta_and_never_into_the_text() {
     let dir = TempDir::new().unwrap();
     std::fs::write(dir.path().join("a.txt"), "one\ntwo\n").unwrap();

@@ -1,4 +1,4 @@
-//! `pith call grep` on a 1 GiB file: memory stays bounded (peak RSS of the child).
+//! `pith call grep` on huge files: memory stays bounded (peak RSS of the child).
 
 use std::fs;
 use std::io::Write;
@@ -47,5 +47,30 @@ fn grep_through_a_one_gib_file_keeps_peak_memory_under_64_mib() {
     drop(dir);
     assert!(text.contains("huge.txt:2: needle here"), "{text}");
     assert!(text.contains(": needle at the end"), "{text}");
+    assert!(peak_kib < 64 * 1024, "peak RSS {peak_kib} KiB");
+}
+
+#[test]
+fn grep_skips_a_file_that_is_one_64_mib_line_and_keeps_peak_memory_under_64_mib() {
+    let dir = TempDir::new().unwrap();
+    {
+        let mut file = fs::File::create(dir.path().join("huge.txt")).unwrap();
+        file.write_all(b"needle ").unwrap();
+        let chunk = vec![b'x'; 1 << 20];
+        for _ in 0..64 {
+            file.write_all(&chunk).unwrap();
+        }
+        file.write_all(b" needle\n").unwrap();
+    }
+    fs::write(dir.path().join("small.txt"), "one needle\n").unwrap();
+    let root = dir.path().to_string_lossy().into_owned();
+
+    let (text, peak_kib) = pith_grep(&serde_json::json!({"pattern": "needle", "path": root}));
+    drop(dir);
+    assert!(
+        text.starts_with("small.txt:1: one needle\n\n[Skipped 1 file"),
+        "{text}"
+    );
+    assert!(text.contains("(huge.txt)"), "{text}");
     assert!(peak_kib < 64 * 1024, "peak RSS {peak_kib} KiB");
 }

@@ -254,6 +254,18 @@ impl Search for MemoryEnv {
             if memchr::memchr(0, data).is_some() {
                 continue;
             }
+            // As LocalEnv does (whose memory it bounds): a file with a line
+            // too long to hold is skipped and reported.
+            if data
+                .split(|&byte| byte == b'\n')
+                .any(|line| line.len() > GrepRequest::MAX_LINE_BYTES)
+            {
+                if output.oversized.len() < GrepRequest::OVERSIZED_LISTED {
+                    output.oversized.push(path.clone());
+                }
+                output.oversized_count += 1;
+                continue;
+            }
             let remaining = limit - output.match_count;
             let mut rows = Rows::default();
             SearcherBuilder::new()
@@ -267,16 +279,17 @@ impl Search for MemoryEnv {
             output.match_count += rows.matches;
             output
                 .lines
-                .extend(
-                    rows.rows
-                        .into_iter()
-                        .map(|(line_number, text, is_match)| GrepLine {
-                            path: path.clone(),
-                            line_number,
-                            text: String::from_utf8_lossy(strip_line_ending(&text)).into_owned(),
-                            is_match,
-                        }),
-                );
+                .extend(rows.rows.into_iter().map(|(line_number, text, is_match)| {
+                    GrepLine {
+                        path: path.clone(),
+                        line_number,
+                        text: String::from_utf8_lossy(GrepLine::clip_text(strip_line_ending(
+                            &text,
+                        )))
+                        .into_owned(),
+                        is_match,
+                    }
+                }));
             if output.match_count == limit {
                 output.limit_reached = true;
                 break;

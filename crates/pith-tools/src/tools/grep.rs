@@ -31,8 +31,9 @@ pub(crate) struct GrepArgs {
     ignore_case: Option<bool>,
     /// Treat pattern as literal string instead of regex (default: false)
     literal: Option<bool>,
-    // Signed so that a negative value is clamped (as Pi does) rather than refused.
+    // Signed, so that a negative value gets "must be at least 0" rather than a type error.
     /// Number of lines to show before and after each match (default: 0)
+    #[schemars(range(min = 0))]
     context: Option<i64>,
     /// Maximum number of matches to return (default: 100)
     #[schemars(range(min = 1))]
@@ -110,7 +111,9 @@ pub(super) const ABORTED: &str = "Operation aborted";
 /// Rows `path:line: text` (matches) and `path-line- text` (context), then the notices.
 fn render(output: &GrepOutput, limit: usize) -> ToolResult {
     if output.match_count == 0 {
-        return ToolResult::text("No matches found");
+        let mut notices = Notices::default();
+        push_oversized(&mut notices, output);
+        return notices.finish(&mut "No matches found".to_owned());
     }
     let mut lines_truncated = false;
     let rows: Vec<String> = output
@@ -144,7 +147,58 @@ fn render(output: &GrepOutput, limit: usize) -> ToolResult {
             json!(true),
         );
     }
+    push_oversized(&mut notices, output);
     notices.finish(&mut text)
+}
+
+/// Names shown in the notice about skipped files.
+const OVERSIZED_SHOWN: usize = 3;
+
+/// The notice about files skipped for a line too long to search, if any:
+/// one line naming up to three of them and how to search them instead.
+fn push_oversized(notices: &mut Notices, output: &GrepOutput) {
+    let Some(first) = output.oversized.first() else {
+        return;
+    };
+    let count = output.oversized_count.max(output.oversized.len());
+    let mut names = output
+        .oversized
+        .iter()
+        .take(OVERSIZED_SHOWN)
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .join(", ");
+    let shown = output.oversized.len().min(OVERSIZED_SHOWN);
+    if count > shown {
+        names.push_str(&format!(" and {} more", count - shown));
+    }
+    let (files, them) = if count == 1 {
+        ("1 file", "it")
+    } else {
+        (&*format!("{count} files"), "them")
+    };
+    let size = format_size(GrepRequest::MAX_LINE_BYTES as u64);
+    notices.push(
+        format!(
+            "Skipped {files} with a line over {size} ({names}): search {them} with bash, e.g. grep -o -m 5 'pattern' {} | cut -c1-500",
+            shell_word(first)
+        ),
+        "oversizedFiles",
+        json!(output.oversized),
+    );
+}
+
+/// `word` as one shell word: as is when it is plain, else single-quoted.
+fn shell_word(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .bytes()
+            .all(|byte| byte.is_ascii_alphanumeric() || b"._-/+,:@".contains(&byte));
+    if plain {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
 }
 
 /// The notices of a search result and their `details` keys.
@@ -204,4 +258,35 @@ pub(super) async fn search_error(error: SearchError, fs: &dyn FileSystem) -> Too
         other => other.to_string(),
     };
     ToolError::new(message)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_skipped_files_notice_names_three_and_counts_the_rest() {
+        let output = GrepOutput {
+            oversized: ["my file.txt", "b", "c", "d"].map(str::to_owned).to_vec(),
+            oversized_count: 5,
+            ..GrepOutput::default()
+        };
+        let result = render(&output, 100);
+        assert_eq!(
+            result.text_content(),
+            "No matches found\n\n[Skipped 5 files with a line over 16.0MB (my file.txt, b, c and 2 more): \
+             search them with bash, e.g. grep -o -m 5 'pattern' 'my file.txt' | cut -c1-500]"
+        );
+        assert_eq!(
+            result.details.unwrap()["oversizedFiles"],
+            json!(["my file.txt", "b", "c", "d"])
+        );
+    }
+
+    #[test]
+    fn shell_words_are_quoted_only_when_needed() {
+        assert_eq!(shell_word("src/a-b_c.min.js"), "src/a-b_c.min.js");
+        assert_eq!(shell_word("it's"), "'it'\\''s'");
+        assert_eq!(shell_word(""), "''");
+    }
 }

@@ -29,12 +29,26 @@
 //!
 //! Context lines come from the searcher (before/after context), which emits
 //! each line once, so the windows of nearby matches are merged for free.
-//! Memory is bounded by the searcher's rolling buffer per worker plus the rows
-//! kept; files are streamed, never read whole.
+//!
+//! # Why two buffer sizes
+//!
+//! Files are streamed through the searcher's rolling buffer, never read
+//! whole, but the buffer must hold a whole line (plus its before-context), so
+//! one giant line would be held whole. Each worker's searcher therefore has a
+//! heap limit of [`WORKER_HEAP_LIMIT`] (1 MiB); a file that overflows it is
+//! searched again from the start with the one shared searcher whose limit is
+//! [`GrepRequest::MAX_LINE_BYTES`] (16 MiB), taken under a lock. A file that
+//! overflows that too is skipped (none of its rows kept, not even the matches
+//! before the long line: the output reports it as not searched) and listed in
+//! [`GrepOutput::oversized`]. Memory is thus at most one 1 MiB buffer per
+//! worker (12 at most) plus one 16 MiB buffer, whatever the thread count,
+//! plus the rows kept, whose texts are clipped to [`GrepLine::MAX_TEXT_BYTES`].
+//! (A buffer per worker of 16 MiB would cost 192 MiB on 12 cores, and a
+//! grown buffer stays grown for the worker's next files.)
 
 use std::collections::BTreeMap;
 use std::fs::File;
-use std::io::{self, Read};
+use std::io::{self, Read, Seek, SeekFrom};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
@@ -50,6 +64,10 @@ use crate::{FsError, GrepLine, GrepOutput, GrepRequest, SearchError};
 
 /// How many files per worker may be searched ahead of the ordered output.
 const WINDOW_PER_THREAD: usize = 64;
+
+/// The heap limit of each worker's searcher; files with longer lines go to
+/// the shared searcher limited to [`GrepRequest::MAX_LINE_BYTES`].
+const WORKER_HEAP_LIMIT: usize = 1024 * 1024;
 
 pub(super) fn grep(request: &GrepRequest, cancel: &Stop) -> Result<GrepOutput, SearchError> {
     let matcher = build_matcher(request)?;
@@ -81,6 +99,11 @@ pub(super) fn grep(request: &GrepRequest, cancel: &Stop) -> Result<GrepOutput, S
                 window_open: Condvar::new(),
                 window: WINDOW_PER_THREAD * threads,
                 cutoff: AtomicUsize::new(usize::MAX),
+                large: Mutex::new(build_searcher(
+                    request.context,
+                    limit,
+                    GrepRequest::MAX_LINE_BYTES,
+                )),
             };
             engine.run(threads)
         }
@@ -118,8 +141,11 @@ fn short_regex_error(message: &str) -> String {
     reason
 }
 
-fn build_searcher(context: usize, limit: usize) -> Searcher {
+/// A searcher whose rolling buffer never grows past `heap_limit` bytes: a
+/// line longer than that fails the search of its file.
+fn build_searcher(context: usize, limit: usize, heap_limit: usize) -> Searcher {
     SearcherBuilder::new()
+        .heap_limit(Some(heap_limit))
         .binary_detection(BinaryDetection::quit(b'\x00'))
         .line_number(true)
         .before_context(context)
@@ -138,9 +164,9 @@ fn search_single_file(
 ) -> Result<GrepOutput, SearchError> {
     let file = File::open(&request.root)
         .map_err(|error| SearchError::Fs(FsError::from_io(error, &request.root)))?;
-    let mut searcher = build_searcher(request.context, limit);
+    let mut searcher = build_searcher(request.context, limit, GrepRequest::MAX_LINE_BYTES);
     let stop = || cancel.is_set();
-    let outcome = search_file(&mut searcher, matcher, file, &stop);
+    let outcome = search_file(&mut searcher, matcher, &file, &stop);
     let name = request
         .root
         .file_name()
@@ -159,6 +185,9 @@ fn search_single_file(
 struct FileOutcome {
     rows: Vec<Row>,
     matches: usize,
+    /// The file has a line longer than the searcher's heap limit: it was not
+    /// searched to the end, and `rows` is empty.
+    oversized: bool,
 }
 
 #[derive(Debug)]
@@ -168,37 +197,55 @@ struct Row {
     is_match: bool,
 }
 
-/// Searches one file; whatever was found before an error or a stop is kept
-/// (a file that stops being readable mid-way still shows its first matches).
+/// Searches one file; whatever was found before a read error or a stop is
+/// kept (a file that stops being readable mid-way still shows its first
+/// matches). A line over the searcher's heap limit drops the rows and marks
+/// the outcome `oversized`.
 fn search_file(
     searcher: &mut Searcher,
     matcher: &RegexMatcher,
-    file: File,
+    file: &File,
     stop: &dyn Fn() -> bool,
 ) -> FileOutcome {
     let mut sink = RowSink {
         outcome: FileOutcome::default(),
         stop,
     };
-    let reader = StoppableReader { inner: file, stop };
-    // An error here is a read failure or a stop; the rows so far stand.
-    let _ = searcher.search_reader(matcher, reader, &mut sink);
+    let mut reader = StoppableReader {
+        inner: file,
+        stop,
+        failed: false,
+    };
+    let searched = searcher.search_reader(matcher, &mut reader, &mut sink);
+    // The sink never fails, so an error the reader did not raise is the
+    // searcher's own, which for a reader search is only the heap limit.
+    if searched.is_err() && !reader.failed {
+        return FileOutcome {
+            oversized: true,
+            ..FileOutcome::default()
+        };
+    }
     sink.outcome
 }
 
 /// A reader that fails as soon as the search must stop, so a long file with
-/// no matches (where the sink is never called) is abandoned promptly.
+/// no matches (where the sink is never called) is abandoned promptly; it
+/// records whether it failed, to tell its errors from the searcher's.
 struct StoppableReader<'a> {
-    inner: File,
+    inner: &'a File,
     stop: &'a dyn Fn() -> bool,
+    failed: bool,
 }
 
 impl Read for StoppableReader<'_> {
     fn read(&mut self, buffer: &mut [u8]) -> io::Result<usize> {
         if (self.stop)() {
+            self.failed = true;
             return Err(io::Error::other("search stopped"));
         }
-        self.inner.read(buffer)
+        let read = self.inner.read(buffer);
+        self.failed |= read.is_err();
+        read
     }
 }
 
@@ -241,9 +288,11 @@ impl Sink for RowSink<'_> {
     }
 }
 
-/// The line without its terminator or any `\r`, lossily decoded.
+/// The line without its terminator or any `\r`, clipped to
+/// [`GrepLine::MAX_TEXT_BYTES`] and lossily decoded.
 fn line_text(bytes: &[u8]) -> String {
     let bytes = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+    let bytes = GrepLine::clip_text(bytes);
     let text = String::from_utf8_lossy(bytes);
     if text.contains('\r') {
         text.replace('\r', "")
@@ -261,6 +310,13 @@ fn append(
     limit: usize,
     context: usize,
 ) {
+    if outcome.oversized {
+        if output.oversized.len() < GrepRequest::OVERSIZED_LISTED {
+            output.oversized.push(path);
+        }
+        output.oversized_count += 1;
+        return;
+    }
     let needed = limit.saturating_sub(output.match_count);
     if outcome.matches >= needed {
         keep_first_matches(&mut outcome.rows, needed, context);
@@ -328,6 +384,9 @@ struct Engine<'a> {
     window: usize,
     /// The file at which the limit was reached; later files are abandoned.
     cutoff: AtomicUsize,
+    /// The one searcher allowed a buffer of [`GrepRequest::MAX_LINE_BYTES`],
+    /// for files whose lines overflow a worker's.
+    large: Mutex<Searcher>,
 }
 
 impl Engine<'_> {
@@ -351,19 +410,43 @@ impl Engine<'_> {
     }
 
     fn work(&self) {
-        let mut searcher = build_searcher(self.request.context, self.limit);
+        let mut searcher = build_searcher(self.request.context, self.limit, WORKER_HEAP_LIMIT);
         // Each worker its own matcher, as ripgrep does: no shared cache pool.
         let matcher = self.matcher.clone();
         let mut searched: Option<Found> = None;
         while let Some((index, path)) = self.hand_in_and_claim(searched.take()) {
-            let stop = || self.finished(index);
             let outcome = match File::open(&path) {
-                Ok(file) => search_file(&mut searcher, &matcher, file, &stop),
+                Ok(file) => self.search(index, &file, &mut searcher, &matcher),
                 // Unreadable files are skipped, as ripgrep does (it warns).
                 Err(_) => FileOutcome::default(),
             };
             searched = Some((index, path, outcome));
         }
+    }
+
+    /// Searches file `index` with the worker's searcher, then, if a line
+    /// overflowed it, again from the start with the large one.
+    fn search(
+        &self,
+        index: usize,
+        file: &File,
+        searcher: &mut Searcher,
+        matcher: &RegexMatcher,
+    ) -> FileOutcome {
+        let stop = || self.finished(index);
+        let outcome = search_file(searcher, matcher, file, &stop);
+        if !outcome.oversized {
+            return outcome;
+        }
+        let mut large = self.large.lock().unwrap_or_else(|e| e.into_inner());
+        if stop() {
+            return FileOutcome::default();
+        }
+        let mut file = file;
+        if file.seek(SeekFrom::Start(0)).is_err() {
+            return FileOutcome::default();
+        }
+        search_file(&mut large, matcher, file, &stop)
     }
 
     /// Takes the next file from the walk, hands in the last searched one,
@@ -407,7 +490,7 @@ impl Engine<'_> {
         }
         let mut next = Some((path, outcome));
         while let Some((path, outcome)) = next {
-            if !outcome.rows.is_empty() {
+            if !outcome.rows.is_empty() || outcome.oversized {
                 let display = relative_display(&self.request.root, &path);
                 append(
                     &mut state.output,
@@ -432,42 +515,5 @@ impl Engine<'_> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn row(line_number: u64, is_match: bool) -> Row {
-        Row {
-            line_number,
-            text: String::new(),
-            is_match,
-        }
-    }
-
-    #[test]
-    fn keeping_the_first_matches_keeps_only_the_last_ones_after_context() {
-        // Matches at 3, 6 and 8 with context 2: 1 2 [3] 4 5 [6] 7 [8] 9 10.
-        let mut rows: Vec<Row> = (1..=10).map(|n| row(n, matches!(n, 3 | 6 | 8))).collect();
-        keep_first_matches(&mut rows, 1, 2);
-        let lines: Vec<u64> = rows.iter().map(|r| r.line_number).collect();
-        assert_eq!(lines, [1, 2, 3, 4, 5]);
-
-        let mut rows: Vec<Row> = (1..=10).map(|n| row(n, matches!(n, 3 | 6 | 8))).collect();
-        keep_first_matches(&mut rows, 2, 2);
-        let lines: Vec<u64> = rows.iter().map(|r| r.line_number).collect();
-        assert_eq!(lines, [1, 2, 3, 4, 5, 6, 7]);
-    }
-
-    #[test]
-    fn regex_errors_are_one_short_line() {
-        let message = "regex parse error:\n    (abc\n    ^\nerror: unclosed group";
-        assert_eq!(short_regex_error(message), "unclosed group");
-        assert_eq!(short_regex_error("something odd"), "something odd");
-    }
-
-    #[test]
-    fn lines_lose_their_terminator_and_carriage_returns() {
-        assert_eq!(line_text(b"a\r\n"), "a");
-        assert_eq!(line_text(b"a\rb\n"), "ab");
-        assert_eq!(line_text(b"\xffx"), "\u{fffd}x");
-    }
-}
+#[path = "grep_tests.rs"]
+mod tests;
