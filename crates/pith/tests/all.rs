@@ -14,3 +14,4 @@ mod reliability;
 mod safety;
 mod search;
 mod support;
+mod watchdog;

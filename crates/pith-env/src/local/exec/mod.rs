@@ -1,9 +1,11 @@
-//! Local processes: process groups, tree kill, waiting that never hangs.
+//! Local processes: process groups, tree kill, a watchdog for pith's death, waiting
+//! that never hangs.
 
 mod escapees;
 mod log;
 mod table;
 mod unix;
+mod watchdog;
 
 use std::io;
 use std::path::Path;
@@ -65,6 +67,9 @@ impl LocalEnv {
 ///   timeout keeps applying until the call returns.
 /// - Background members of a group outlive their call (as in a terminal) but
 ///   stay tracked: [`Exec::kill_all`] SIGKILLs every tracked group.
+/// - A watchdog process (see `watchdog.rs`), started with the first command,
+///   SIGKILLs every tracked group and marked escapee when this process dies,
+///   SIGKILL included, or when the `LocalEnv` is dropped.
 #[async_trait]
 impl Exec for LocalEnv {
     async fn exec(

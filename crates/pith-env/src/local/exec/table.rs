@@ -9,6 +9,7 @@ use tokio::process::{Child, Command};
 
 use super::escapees::{self, TreeIds};
 use super::unix;
+use super::watchdog::Watchdog;
 
 /// Where a tracked group stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -28,16 +29,67 @@ enum Group {
 /// and whose id the kernel reuses for a new group before that spawn would be
 /// signalled wrongly; the window is small (pid reuse needs a wrap of the pid
 /// space) and only `kill_all` acts on it.
+///
+/// Every tracked group is also registered with the table's [`Watchdog`], which
+/// kills them all if pith dies without doing so itself.
 #[derive(Debug, Default)]
 pub(crate) struct ProcessTable {
-    groups: Mutex<HashMap<i32, Group>>,
+    state: Mutex<State>,
     /// The ids that mark each command's tree, escapees included.
     pub(super) trees: TreeIds,
 }
 
+#[derive(Debug, Default)]
+struct State {
+    groups: HashMap<i32, Group>,
+    /// Started with the first command; `None` before, or when it could not start.
+    watchdog: Option<Watchdog>,
+}
+
+impl State {
+    /// Starts the watchdog if there is none (again, with every tracked group,
+    /// if the last one died). Without a shell to run it, commands run unwatched.
+    fn ensure_watchdog(&mut self, prefix: &str) {
+        if self.watchdog.is_some() {
+            return;
+        }
+        let watchdog = match Watchdog::start(prefix) {
+            Ok(watchdog) => watchdog,
+            Err(error) => {
+                tracing::warn!("process watchdog not started: {error}");
+                return;
+            }
+        };
+        for &pgid in self.groups.keys() {
+            if watchdog.started(pgid).is_err() {
+                return;
+            }
+        }
+        self.watchdog = Some(watchdog);
+    }
+
+    fn watch(&mut self, pgid: i32) {
+        if let Some(watchdog) = &self.watchdog
+            && let Err(error) = watchdog.started(pgid)
+        {
+            tracing::warn!("process watchdog gone: {error}");
+            self.watchdog = None;
+        }
+    }
+
+    fn unwatch(&mut self, pgid: i32) {
+        if let Some(watchdog) = &self.watchdog
+            && let Err(error) = watchdog.ended(pgid)
+        {
+            tracing::warn!("process watchdog gone: {error}");
+            self.watchdog = None;
+        }
+    }
+}
+
 impl ProcessTable {
-    fn lock(&self) -> MutexGuard<'_, HashMap<i32, Group>> {
-        self.groups.lock().unwrap_or_else(PoisonError::into_inner)
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Spawns `command` (which must start a new process group) and tracks its group.
@@ -45,33 +97,44 @@ impl ProcessTable {
     /// The table stays locked across the spawn so that [`kill_all`](Self::kill_all)
     /// and [`reap_orphans`](Self::reap_orphans) never see a child that is not tracked yet.
     pub(super) fn spawn(&self, command: &mut Command) -> io::Result<(Child, i32)> {
-        let mut groups = self.lock();
-        groups.retain(|&pgid, group| *group == Group::Running || unix::group_alive(pgid));
+        let mut state = self.lock();
+        let gone: Vec<i32> = state
+            .groups
+            .iter()
+            .filter(|&(&pgid, &group)| group == Group::Background && !unix::group_alive(pgid))
+            .map(|(&pgid, _)| pgid)
+            .collect();
+        for pgid in gone {
+            state.groups.remove(&pgid);
+            state.unwatch(pgid);
+        }
+        state.ensure_watchdog(&self.trees.prefix());
         let child = command.spawn()?;
         let pgid = child
             .id()
             .and_then(|pid| i32::try_from(pid).ok())
             .unwrap_or_default();
-        groups.insert(pgid, Group::Running);
+        state.groups.insert(pgid, Group::Running);
+        state.watch(pgid);
         Ok((child, pgid))
     }
 
     /// The leader of `pgid` was reaped (or abandoned to tokio's reaper): keep
     /// tracking the group only while members remain.
     pub(super) fn leader_done(&self, pgid: i32) {
-        let mut groups = self.lock();
+        let mut state = self.lock();
         if unix::group_alive(pgid) {
-            groups.insert(pgid, Group::Background);
-        } else {
-            groups.remove(&pgid);
+            state.groups.insert(pgid, Group::Background);
+        } else if state.groups.remove(&pgid).is_some() {
+            state.unwatch(pgid);
         }
     }
 
     /// SIGKILLs every tracked group. Synchronous and non-blocking: safe to call
     /// from a signal-handling task or on the way out of the process.
     pub(crate) fn kill_all(&self) {
-        let groups = self.lock();
-        for &pgid in groups.keys() {
+        let state = self.lock();
+        for &pgid in state.groups.keys() {
             unix::signal_group(pgid, Signal::SIGKILL);
         }
         // Processes that left their group (setsid) but carry one of our tree ids.
@@ -81,9 +144,9 @@ impl ProcessTable {
     /// Reaps exited children that are not group leaders tracked as running
     /// (orphans re-parented to pith when it is a child subreaper).
     pub(crate) fn reap_orphans(&self) {
-        let groups = self.lock();
+        let state = self.lock();
         for pid in unix::children() {
-            if groups.get(&pid) != Some(&Group::Running) {
+            if state.groups.get(&pid) != Some(&Group::Running) {
                 unix::reap(pid);
             }
         }

@@ -129,7 +129,10 @@ impl FileSystem for LocalEnv {
     async fn write_atomic(&self, path: &Path, contents: &[u8]) -> Result<(), FsError> {
         let owned = path.to_path_buf();
         let contents = contents.to_vec();
-        blocking(path, move || atomic::write_atomic_blocking(&owned, &contents)).await
+        blocking(path, move || {
+            atomic::write_atomic_blocking(&owned, &contents)
+        })
+        .await
     }
 
     async fn metadata(&self, path: &Path) -> Result<Metadata, FsError> {

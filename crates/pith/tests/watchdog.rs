@@ -1,0 +1,169 @@
+//! The process watchdog: when pith dies, however (SIGKILL included), every process
+//! tree its commands started dies with it; and the watchdog itself never outlives pith.
+//!
+//! Commands carry unique markers (`sleep 300.<pid><n>`); liveness is read from
+//! `/proc/*/cmdline`.
+// Marks the helpers as test code, where clippy allows unwrap.
+#![cfg(test)]
+
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+const PITH: &str = env!("CARGO_BIN_EXE_pith");
+
+/// Long enough on a loaded two-core machine; only reached when something is wrong.
+const PATIENCE: Duration = Duration::from_secs(10);
+
+/// A marker no other test uses: `300.<test pid><n>` is a valid `sleep` argument.
+fn marker() -> String {
+    static NEXT: AtomicU32 = AtomicU32::new(1);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    format!("300.{}0{n}7", std::process::id())
+}
+
+/// The command lines of live processes (zombies have none), by pid, except `skip`.
+fn processes(skip: u32) -> Vec<(u32, Vec<String>)> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        if pid == skip || pid == std::process::id() || cmdline.is_empty() {
+            continue;
+        }
+        let args = cmdline
+            .split(|&byte| byte == 0)
+            .filter(|arg| !arg.is_empty())
+            .map(|arg| String::from_utf8_lossy(arg).into_owned())
+            .collect();
+        found.push((pid, args));
+    }
+    found
+}
+
+/// Live `sleep <marker>` processes.
+fn sleeps(marker: &str) -> Vec<u32> {
+    processes(0)
+        .into_iter()
+        .filter(|(_, args)| args.len() == 2 && args[0].ends_with("sleep") && args[1] == marker)
+        .map(|(pid, _)| pid)
+        .collect()
+}
+
+/// Live watchdogs of the pith with pid `pith`.
+fn watchdogs(pith: u32) -> Vec<u32> {
+    let pith = pith.to_string();
+    processes(0)
+        .into_iter()
+        .filter(|(_, args)| {
+            args.iter().any(|arg| arg == "pith-watchdog") && args.last() == Some(&pith)
+        })
+        .map(|(pid, _)| pid)
+        .collect()
+}
+
+/// Polls `probe` until it is empty or `limit` passes; returns what is left.
+fn wait_empty(limit: Duration, probe: impl Fn() -> Vec<u32>) -> Vec<u32> {
+    let deadline = Instant::now() + limit;
+    loop {
+        let left = probe();
+        if left.is_empty() || Instant::now() >= deadline {
+            return left;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Kills leftovers by pid so that one failure does not leak processes.
+fn kill_all(pids: &[u32]) {
+    for &pid in pids {
+        // SAFETY: kill with a pid we found and a valid signal number.
+        unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+    }
+}
+
+#[test]
+fn a_sigkilled_pith_takes_its_commands_whole_trees_with_it() {
+    let dir = tempfile::tempdir().unwrap();
+    // The foreground child of the shell, a background job, and an escapee that
+    // left the process group (setsid -f): only PDEATHSIG reached any of them before.
+    let (front, back, escapee) = (marker(), marker(), marker());
+    let command = format!("setsid -f sleep {escapee}; sleep {back} & sleep {front}; echo x");
+    let mut pith = Command::new(PITH)
+        .args(["call", "bash", "-", "--cwd"])
+        .arg(dir.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let request = json!({"command": command}).to_string();
+    std::io::Write::write_all(&mut pith.stdin.take().unwrap(), request.as_bytes()).unwrap();
+    let all = || {
+        let mut pids = sleeps(&front);
+        pids.extend(sleeps(&back));
+        pids.extend(sleeps(&escapee));
+        pids
+    };
+    let deadline = Instant::now() + PATIENCE;
+    while all().len() < 3 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let started = all();
+    assert_eq!(started.len(), 3, "the three sleeps never all started");
+    let watchdog_count = watchdogs(pith.id()).len();
+
+    pith.kill().unwrap();
+    let killed_at = Instant::now();
+    pith.wait().unwrap();
+    let left = wait_empty(Duration::from_secs(5), all);
+    let took = killed_at.elapsed();
+    kill_all(&left);
+    assert!(
+        left.is_empty(),
+        "{} of 3 sleeps outlived a SIGKILLed pith",
+        left.len()
+    );
+    println!("every sleep gone {took:?} after SIGKILL");
+    assert_eq!(watchdog_count, 1, "one watchdog per pith");
+    let watchdog = wait_empty(Duration::from_secs(5), || watchdogs(pith.id()));
+    kill_all(&watchdog);
+    assert!(watchdog.is_empty(), "the watchdog outlived its work");
+}
+
+#[test]
+fn the_watchdog_leaves_with_a_cleanly_exiting_pith() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut pith = Command::new(PITH)
+        .args(["batch", "--cwd"])
+        .arg(dir.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = pith.id();
+    let mut stdin = pith.stdin.take().unwrap();
+    for id in 0..5 {
+        let line = json!({"id": id, "tool": "bash", "args": {"command": "sleep 0.3; echo hi"}});
+        std::io::Write::write_all(&mut stdin, format!("{line}\n").as_bytes()).unwrap();
+    }
+    let deadline = Instant::now() + PATIENCE;
+    while watchdogs(pid).is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(watchdogs(pid).len(), 1, "one watchdog while commands run");
+    drop(stdin);
+    let output = pith.wait_with_output().unwrap();
+    assert!(output.status.success());
+    assert_eq!(String::from_utf8_lossy(&output.stdout).lines().count(), 5);
+    let left = wait_empty(Duration::from_secs(5), || watchdogs(pid));
+    kill_all(&left);
+    assert!(left.is_empty(), "the watchdog outlived pith");
+}
