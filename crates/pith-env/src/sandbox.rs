@@ -94,6 +94,14 @@ impl SandboxPolicy {
         SandboxPolicy::default()
     }
 
+    /// The directories a workspace-write sandbox always lets commands write in,
+    /// besides its writable roots: the temporary directories and `/dev/shm`.
+    pub fn always_writable() -> Vec<PathBuf> {
+        let mut dirs = temp_dirs();
+        dirs.push(PathBuf::from("/dev/shm"));
+        dirs
+    }
+
     /// Whether this policy asks for any restriction.
     pub fn is_active(&self) -> bool {
         self.mode != SandboxMode::Off || self.deny_network

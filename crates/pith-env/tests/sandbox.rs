@@ -10,17 +10,57 @@ use pith_env::{
     SandboxPolicy, SandboxStatus,
 };
 
+/// A base for directories the sandbox does not always allow (it always allows the
+/// temp dirs): the target dir, or the home directory when the checkout itself lives
+/// under a temp dir.
+fn unsandboxed_base() -> PathBuf {
+    let always: Vec<PathBuf> = SandboxPolicy::always_writable()
+        .iter()
+        .filter_map(|dir| std::fs::canonicalize(dir).ok())
+        .collect();
+    let candidates = [
+        Some(PathBuf::from(env!("CARGO_TARGET_TMPDIR"))),
+        std::env::var_os("HOME").map(PathBuf::from),
+        Some(PathBuf::from("/var/lib")),
+    ];
+    for candidate in candidates.into_iter().flatten() {
+        let Ok(real) = std::fs::canonicalize(&candidate) else {
+            continue;
+        };
+        if !always.iter().any(|dir| real.starts_with(dir)) {
+            return real;
+        }
+    }
+    panic!("no directory outside the temp dirs to test the sandbox with")
+}
+
+/// A directory removed when the test ends.
+struct Scratch(PathBuf);
+
+impl std::ops::Deref for Scratch {
+    type Target = std::path::Path;
+
+    fn deref(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
 /// Two fresh directories outside the system temp dir (which the sandbox
 /// always allows): one to allow, one that must stay untouched.
-fn dirs(name: &str) -> (PathBuf, PathBuf) {
-    let base = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("sandbox-{name}-{}", std::process::id()));
+fn dirs(name: &str) -> (Scratch, PathBuf, PathBuf) {
+    let base = unsandboxed_base().join(format!("pith-sandbox-{name}-{}", std::process::id()));
     let inside = base.join("inside");
     let outside = base.join("outside");
     let _ = std::fs::remove_dir_all(&base);
     std::fs::create_dir_all(&inside).unwrap();
     std::fs::create_dir_all(&outside).unwrap();
-    (inside, outside)
+    (Scratch(base), inside, outside)
 }
 
 async fn run(policy: SandboxPolicy, cwd: &Path, script: &str) -> Result<(i32, String), ExecError> {
@@ -56,7 +96,7 @@ async fn workspace_write_allows_the_roots_and_refuses_everything_else() {
     if !landlock_or_explain("workspace_write_allows_the_roots_and_refuses_everything_else") {
         return;
     }
-    let (inside, outside) = dirs("ww");
+    let (_scratch, inside, outside) = dirs("ww");
     let policy = SandboxPolicy {
         mode: SandboxMode::WorkspaceWrite,
         writable: vec![inside.clone()],
@@ -89,7 +129,7 @@ async fn read_only_refuses_every_write_but_dev_null() {
     if !landlock_or_explain("read_only_refuses_every_write_but_dev_null") {
         return;
     }
-    let (inside, _) = dirs("ro");
+    let (_scratch, inside, _) = dirs("ro");
     let policy = SandboxPolicy {
         mode: SandboxMode::ReadOnly,
         ..SandboxPolicy::default()
@@ -106,7 +146,7 @@ async fn read_only_refuses_every_write_but_dev_null() {
 
 #[tokio::test]
 async fn network_denial_refuses_inet_sockets_but_not_unix_ones() {
-    let (inside, _) = dirs("net");
+    let (_scratch, inside, _) = dirs("net");
     let policy = SandboxPolicy {
         deny_network: true,
         ..SandboxPolicy::default()
@@ -119,7 +159,7 @@ async fn network_denial_refuses_inet_sockets_but_not_unix_ones() {
 
 #[tokio::test]
 async fn the_sandbox_does_not_leak_into_later_unsandboxed_commands() {
-    let (inside, outside) = dirs("leak");
+    let (_scratch, inside, outside) = dirs("leak");
     let (_, _) = run(
         SandboxPolicy {
             mode: SandboxMode::ReadOnly,

@@ -3,10 +3,10 @@
 // Marks the helpers as test code, where clippy allows unwrap.
 #![cfg(test)]
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Output};
 
-use pith_env::SandboxStatus;
+use pith_env::{SandboxPolicy, SandboxStatus};
 use serde_json::json;
 use tempfile::TempDir;
 
@@ -28,14 +28,54 @@ fn err(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
+/// A base for directories the sandbox does not always allow (it always allows the
+/// temp dirs): the target dir, or the home directory when the checkout itself lives
+/// under a temp dir.
+fn unsandboxed_base() -> PathBuf {
+    let always: Vec<PathBuf> = SandboxPolicy::always_writable()
+        .iter()
+        .filter_map(|dir| std::fs::canonicalize(dir).ok())
+        .collect();
+    let candidates = [
+        Some(PathBuf::from(env!("CARGO_TARGET_TMPDIR"))),
+        std::env::var_os("HOME").map(PathBuf::from),
+        Some(PathBuf::from("/var/lib")),
+    ];
+    for candidate in candidates.into_iter().flatten() {
+        let Ok(real) = std::fs::canonicalize(&candidate) else {
+            continue;
+        };
+        if !always.iter().any(|dir| real.starts_with(dir)) {
+            return real;
+        }
+    }
+    panic!("no directory outside the temp dirs to test the sandbox with")
+}
+
+/// A directory removed when the test ends.
+struct Scratch(PathBuf);
+
+impl std::ops::Deref for Scratch {
+    type Target = std::path::Path;
+
+    fn deref(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
 /// A directory outside the system temp dir, which the sandbox always allows:
 /// writes there must be refused under workspace-write.
-fn outside_tmp(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("safety-{name}-{}", std::process::id()));
+fn outside_tmp(name: &str) -> Scratch {
+    let dir = unsandboxed_base().join(format!("pith-safety-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    dir
+    Scratch(dir)
 }
 
 fn landlock_or_explain(test: &str) -> bool {
