@@ -285,7 +285,7 @@ async fn output_that_keeps_flowing_after_exit_is_read() {
     let env = LocalEnv::new();
     let ran = run(
         &env,
-        "(for i in 1 2 3 4 5; do sleep 0.05; echo $i; done) &",
+        "(for i in 1 2 3 4 5; do sleep 0.02; echo $i; done) &",
         None,
     )
     .await;
