@@ -199,6 +199,7 @@ fn locate<'a>(
             Occurrences { count: 1, starts } => {
                 let start = starts.first().copied().unwrap_or(0);
                 let range = haystack.original_range(start..start + needle.as_str().len());
+                let range = whole_line_edges(text, haystack.as_str(), &old, start, range);
                 return found(MatchTier::Normalized, range, new);
             }
             Occurrences { count: 0, .. } => {}
@@ -217,11 +218,58 @@ fn locate<'a>(
             count,
             lines,
         }),
+        WhitespaceMatch::Unplaceable {
+            start_line,
+            lines,
+            new_line,
+        } => Err(EditError::AmbiguousIndentation {
+            index,
+            start_line,
+            lines,
+            new_line,
+        }),
         WhitespaceMatch::None => Err(EditError::NotFound {
             index,
             closest: closest_fragment(text, &old),
         }),
     }
+}
+
+/// Widens a normalised match (`range` of `text`, found at `normalized_start` of the
+/// normalised `normalized`) to the whole-line edges its `old` text asks for.
+///
+/// Normalisation strips trailing blanks, so a whitespace-only line of the file normalises to
+/// nothing and a match that starts on it would start after its blanks: a match starting at
+/// the start of a normalised line starts at the start of the file line. And blanks that end
+/// `old` (stripped from the needle) take the same blanks of the file after the match.
+fn whole_line_edges(
+    text: &str,
+    normalized: &str,
+    old: &str,
+    normalized_start: usize,
+    range: Range<usize>,
+) -> Range<usize> {
+    let bytes = text.as_bytes();
+    let at_line_start =
+        normalized_start == 0 || normalized.as_bytes().get(normalized_start - 1) == Some(&b'\n');
+    let start = if at_line_start {
+        let head = bytes.get(..range.start).unwrap_or_default();
+        memchr::memrchr(b'\n', head).map_or(0, |newline| newline + 1)
+    } else {
+        range.start
+    };
+    let last_line = old.rsplit('\n').next().unwrap_or_default();
+    let tail = &last_line[last_line.trim_end_matches([' ', '\t']).len()..];
+    let end = if !tail.is_empty()
+        && text
+            .get(range.end..)
+            .is_some_and(|rest| rest.starts_with(tail))
+    {
+        range.end + tail.len()
+    } else {
+        range.end
+    };
+    start..end
 }
 
 /// 1-based line of byte `offset` of `text`.

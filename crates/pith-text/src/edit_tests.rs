@@ -368,7 +368,8 @@ fn renders_not_found_for_several_edits_without_a_fragment() {
     };
     assert_eq!(
         failure.render("a.txt", 3),
-        "Could not find edits[2] in a.txt.\nRead the file again and retry with the exact text \
+        "Could not find edits[2] in a.txt. No text in it is close to that; grep for a \
+         distinctive part of it to find where it is.\nRead the file again and retry with the exact text \
          of edits[2].oldText, including whitespace and newlines."
     );
 }
@@ -473,4 +474,33 @@ fn reindented_snippet_with_curly_quotes_still_matches_on_the_whitespace_rung() {
         (outcome.matches[0].start_line, outcome.matches[0].end_line),
         (2, 2)
     );
+}
+
+#[test]
+fn a_flattened_block_keeps_each_line_at_its_depth() {
+    let original = "def f(a, x):\n    if a:\n        y = 1\n        return x\n    return 0\n";
+    let outcome = apply(original, "if a:\ny = 1\nreturn x", "if a:\ny = 2\nreturn x");
+    assert_eq!(outcome.matches[0].tier, MatchTier::Whitespace);
+    assert_eq!(
+        outcome.file_text,
+        "def f(a, x):\n    if a:\n        y = 2\n        return x\n    return 0\n"
+    );
+}
+
+#[test]
+fn a_whitespace_only_first_line_is_replaced_whole() {
+    let outcome = apply(
+        "a\n  \nb = \u{201c}x\u{201d}\nc\n",
+        "\nb = \"x\"\n",
+        "NEW\n\nb = \"y\"\n",
+    );
+    assert_eq!(outcome.matches[0].tier, MatchTier::Normalized);
+    assert_eq!(outcome.file_text, "a\nNEW\n\nb = \"y\"\nc\n");
+}
+
+#[test]
+fn blanks_after_the_match_stay() {
+    let outcome = apply("keep\nfoo  bar   \nnext\n", "foo bar", "X");
+    assert_eq!(outcome.matches[0].tier, MatchTier::Whitespace);
+    assert_eq!(outcome.file_text, "keep\nX   \nnext\n");
 }

@@ -46,6 +46,19 @@ pub enum EditError {
         /// 1-based lines where the first few occurrences start.
         lines: Vec<usize>,
     },
+    /// `edits[index].old_text` matches one run of lines only when indentation is ignored,
+    /// and the depth of a line of `new_text` cannot be told from the file.
+    #[error("edit {index}: the indentation of new text line {new_line} is ambiguous")]
+    AmbiguousIndentation {
+        /// 0-based index of the edit.
+        index: usize,
+        /// 1-based first line of the file the match covers.
+        start_line: usize,
+        /// The matched lines exactly as in the file (LF line endings).
+        lines: String,
+        /// 1-based line of `new_text` whose depth is ambiguous.
+        new_line: usize,
+    },
     /// Two edits match overlapping regions (touching regions are fine).
     #[error("edits {first} and {second} overlap")]
     Overlap {
@@ -101,8 +114,12 @@ impl EditError {
                 } else {
                     format!("Could not find edits[{index}] in {path}.")
                 };
-                if let Some(closest) = closest {
-                    write_closest(&mut message, closest);
+                match closest {
+                    Some(closest) => write_closest(&mut message, closest),
+                    None => message.push_str(
+                        " No text in it is close to that; grep for a distinctive part of it \
+                         to find where it is.",
+                    ),
                 }
                 let _ = write!(
                     message,
@@ -117,7 +134,9 @@ impl EditError {
                 count,
                 lines,
             } => {
-                let mut shown: Vec<String> = lines.iter().map(ToString::to_string).collect();
+                let mut distinct = lines.clone();
+                distinct.dedup();
+                let mut shown: Vec<String> = distinct.iter().map(ToString::to_string).collect();
                 if *count > lines.len() {
                     shown.push("...".to_owned());
                 }
@@ -128,6 +147,36 @@ impl EditError {
                     shown.join(", "),
                     old_text(index),
                 )
+            }
+            Self::AmbiguousIndentation {
+                index,
+                start_line,
+                lines,
+                new_line,
+            } => {
+                let count = lines.split('\n').count();
+                let place = if count > 1 {
+                    format!("lines {start_line}-{}", start_line + count - 1)
+                } else {
+                    format!("line {start_line}")
+                };
+                let new_text = if single {
+                    "newText".to_owned()
+                } else {
+                    format!("edits[{index}].newText")
+                };
+                let mut message = format!(
+                    "{} matches {place} of {path} only when indentation is ignored, and the \
+                     depth of line {new_line} of {new_text} is ambiguous. The file's lines are:",
+                    old_text(index)
+                );
+                write_lines(&mut message, lines);
+                let _ = write!(
+                    message,
+                    "\nRetry with {} and {new_text} indented exactly as in the file.",
+                    old_text(index)
+                );
+                message
             }
             Self::Overlap { first, second } => format!(
                 "edits[{first}] and edits[{second}] overlap in {path}. \
@@ -158,7 +207,13 @@ fn write_closest(message: &mut String, closest: &ClosestFragment) {
         message,
         " The most similar text ({percent}% similar) is at {place}:"
     );
-    for line in closest.text.split('\n').take(SHOWN_FRAGMENT_LINES) {
+    write_lines(message, &closest.text);
+}
+
+/// Appends the first lines of `text`, one per line, clipped.
+fn write_lines(message: &mut String, text: &str) {
+    let count = text.split('\n').count();
+    for line in text.split('\n').take(SHOWN_FRAGMENT_LINES) {
         let (line, _) = crate::truncate::clip_line(line, SHOWN_LINE_CHARS);
         let _ = write!(message, "\n{line}");
     }

@@ -69,6 +69,7 @@ mod closest;
 mod diff;
 mod edit;
 mod error;
+mod indent;
 mod lines;
 mod middle;
 mod names;

@@ -8,8 +8,7 @@
 
 use std::ops::Range;
 
-use similar::{Algorithm, DiffTag, capture_diff_slices};
-
+use crate::indent::{Region, Unplaceable, reindent};
 use crate::lines::lines;
 use crate::search::{REPORTED_OCCURRENCES, kmp};
 
@@ -17,7 +16,7 @@ use crate::search::{REPORTED_OCCURRENCES, kmp};
 /// counting (the count only feeds an ambiguity message).
 const VERIFIED_CANDIDATES: usize = 64;
 /// Width of a tab when comparing indentation depths.
-const TAB_COLUMNS: usize = 4;
+pub(crate) const TAB_COLUMNS: usize = 4;
 
 /// What the whitespace rung found.
 #[derive(Debug, PartialEq, Eq)]
@@ -31,6 +30,13 @@ pub(crate) enum WhitespaceMatch {
     },
     /// Several runs match; `lines` are the 1-based first lines of the first few.
     Ambiguous { count: usize, lines: Vec<usize> },
+    /// One run matches, but where a line of `new` goes is ambiguous: the run starts at
+    /// 1-based line `start_line` and is `lines` in the file; `new_line` is 1-based in `new`.
+    Unplaceable {
+        start_line: usize,
+        lines: String,
+        new_line: usize,
+    },
 }
 
 /// Looks for the lines of `old` in `text` modulo whitespace and, when they occur exactly once,
@@ -88,23 +94,66 @@ pub(crate) fn find(
         }
     });
     match (count, found.first()) {
-        (1, Some(&first)) => {
-            let window = file_lines
-                .get(first..first + old_lines.len())
-                .unwrap_or_default();
-            let span = span_of(
-                text,
-                &starts,
-                first..first + window.len(),
-                old.ends_with('\n'),
-            );
-            let replacement = reindent(&old_lines, window, new, || file_indent_unit(&file_lines));
-            WhitespaceMatch::Unique { span, replacement }
-        }
+        (1, Some(&first)) => unique(text, &starts, &file_lines, first, &old_lines, old, new),
         (0, _) | (_, None) => WhitespaceMatch::None,
         (count, _) => WhitespaceMatch::Ambiguous {
             count,
             lines: found.iter().map(|line| line + 1).collect(),
+        },
+    }
+}
+
+/// The match of `old_lines` at line `first` of `text`: its span and the re-indented `new`.
+fn unique(
+    text: &str,
+    starts: &[usize],
+    file_lines: &[&str],
+    first: usize,
+    old_lines: &[&str],
+    old: &str,
+    new: &str,
+) -> WhitespaceMatch {
+    let end = (first + old_lines.len()).min(file_lines.len());
+    let mut window: Vec<&str> = file_lines.get(first..end).unwrap_or_default().to_vec();
+    let mut span = span_of(text, starts, first..end, old.ends_with('\n'));
+    // Blanks after the last matched character stay when old_text stops before them.
+    let old_stops_early = !old.ends_with('\n')
+        && old_lines
+            .last()
+            .is_some_and(|line| !line.ends_with([' ', '\t']));
+    if old_stops_early && let Some(last) = window.last_mut() {
+        let trimmed = last.trim_end_matches([' ', '\t']);
+        if !trimmed.is_empty() {
+            span.end -= last.len() - trimmed.len();
+            *last = trimmed;
+        }
+    }
+    let before = file_lines
+        .get(..first)
+        .unwrap_or_default()
+        .iter()
+        .rev()
+        .find(|line| !is_blank(line))
+        .copied();
+    let after = file_lines
+        .get(end..)
+        .unwrap_or_default()
+        .iter()
+        .find(|line| !is_blank(line))
+        .copied();
+    let region = Region {
+        old: old_lines,
+        window: &window,
+        before,
+        after,
+        file: file_lines,
+    };
+    match reindent(&region, new) {
+        Ok(replacement) => WhitespaceMatch::Unique { span, replacement },
+        Err(Unplaceable { new_line }) => WhitespaceMatch::Unplaceable {
+            start_line: first + 1,
+            lines: file_lines.get(first..end).unwrap_or_default().join("\n"),
+            new_line: new_line + 1,
         },
     }
 }
@@ -130,7 +179,7 @@ fn is_indent(byte: u8) -> bool {
     byte == b' ' || byte == b'\t'
 }
 
-fn is_blank(line: &str) -> bool {
+pub(crate) fn is_blank(line: &str) -> bool {
     line.bytes().all(is_indent)
 }
 
@@ -148,6 +197,11 @@ fn key_bytes(line: &str) -> impl Iterator<Item = u8> + '_ {
     })
 }
 
+/// A line's whitespace-insensitive key.
+pub(crate) fn key_string(line: &str) -> String {
+    String::from_utf8_lossy(&key_bytes(line).collect::<Vec<u8>>()).into_owned()
+}
+
 pub(crate) fn key_hash(line: &str) -> u64 {
     // FNV-1a: tiny, and collisions are re-checked by `same_key`.
     key_bytes(line).fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
@@ -159,183 +213,16 @@ fn same_key(left: &str, right: &str) -> bool {
     key_bytes(left).eq(key_bytes(right))
 }
 
-fn leading(line: &str) -> &str {
+pub(crate) fn leading(line: &str) -> &str {
     let rest = line.trim_start_matches([' ', '\t']);
     line.get(..line.len() - rest.len()).unwrap_or_default()
 }
 
-fn columns(indent: &str) -> usize {
+pub(crate) fn columns(indent: &str) -> usize {
     indent
         .bytes()
         .map(|byte| if byte == b'\t' { TAB_COLUMNS } else { 1 })
         .sum()
-}
-
-/// Rewrites `new` for the file: lines it keeps from `old` are copied from the file as they
-/// are, and other lines get the file's indentation at the same relative depth.
-fn reindent(
-    old_lines: &[&str],
-    file_lines: &[&str],
-    new: &str,
-    file_unit: impl FnOnce() -> Option<String>,
-) -> String {
-    if new.is_empty() {
-        return String::new();
-    }
-    let (new_body, newline) = match new.strip_suffix('\n') {
-        Some(body) => (body, "\n"),
-        None => (new, ""),
-    };
-    let new_lines: Vec<&str> = new_body.split('\n').collect();
-    let mut kept: Vec<Option<usize>> = vec![None; new_lines.len()];
-    for op in capture_diff_slices(Algorithm::Myers, old_lines, &new_lines) {
-        if op.tag() == DiffTag::Equal {
-            for (old_index, new_index) in op.old_range().zip(op.new_range()) {
-                if let Some(slot) = kept.get_mut(new_index) {
-                    *slot = Some(old_index);
-                }
-            }
-        }
-    }
-    let style = Style::learn(old_lines, file_lines, &new_lines, file_unit);
-    let mut out = String::with_capacity(new.len() + new.len() / 4);
-    for (index, line) in new_lines.iter().enumerate() {
-        if index > 0 {
-            out.push('\n');
-        }
-        match kept
-            .get(index)
-            .copied()
-            .flatten()
-            .and_then(|old| file_lines.get(old))
-        {
-            Some(file_line) => out.push_str(file_line),
-            None if is_blank(line) => {}
-            None => {
-                let indent = leading(line);
-                out.push_str(&style.indent(indent));
-                out.push_str(line.get(indent.len()..).unwrap_or_default());
-            }
-        }
-    }
-    out.push_str(newline);
-    out
-}
-
-/// How the sender's indentation translates into the file's.
-struct Style<'a> {
-    /// (sender's indentation, file's indentation) of each non-blank matched line.
-    pairs: Vec<(&'a str, &'a str)>,
-    /// Depth of the shallowest matched line as the sender wrote it, in columns.
-    sender_base: usize,
-    /// The file's indentation of that line.
-    file_base: &'a str,
-    /// One level of the sender's indentation, in columns.
-    sender_unit: usize,
-    /// One level of the file's indentation, as written in the file.
-    file_unit: String,
-}
-
-impl<'a> Style<'a> {
-    fn learn(
-        old_lines: &[&'a str],
-        file_lines: &[&'a str],
-        new_lines: &[&str],
-        file_unit: impl FnOnce() -> Option<String>,
-    ) -> Self {
-        let pairs: Vec<(&str, &str)> = old_lines
-            .iter()
-            .zip(file_lines)
-            .filter(|(old, _)| !is_blank(old))
-            .map(|(old, file)| (leading(old), leading(file)))
-            .collect();
-        let (sender_base, file_base) = pairs
-            .iter()
-            .min_by_key(|(old, _)| columns(old))
-            .map_or((0, ""), |(old, file)| (columns(old), *file));
-        let depth = |indent: &str| columns(indent).checked_sub(sender_base).filter(|&d| d > 0);
-        let sender_unit = pairs
-            .iter()
-            .filter_map(|(old, _)| depth(old))
-            .min()
-            .or_else(|| {
-                new_lines
-                    .iter()
-                    .filter(|line| !is_blank(line))
-                    .filter_map(|line| depth(leading(line)))
-                    .min()
-            })
-            .unwrap_or(TAB_COLUMNS);
-        let learned = pairs.iter().find_map(|(old, file)| {
-            let levels = depth(old).filter(|d| d % sender_unit == 0)? / sender_unit;
-            let extra = file.strip_prefix(file_base)?;
-            let unit = extra.get(..extra.len() / levels)?;
-            (!unit.is_empty() && unit.repeat(levels) == extra).then(|| unit.to_owned())
-        });
-        let file_unit = learned
-            .or_else(|| file_base.contains('\t').then(|| "\t".to_owned()))
-            .or_else(|| (!file_base.is_empty()).then(|| " ".repeat(sender_unit)))
-            .or_else(file_unit)
-            .unwrap_or_else(|| " ".repeat(sender_unit));
-        Self {
-            pairs,
-            sender_base,
-            file_base,
-            sender_unit,
-            file_unit,
-        }
-    }
-
-    /// The file's indentation for a line the sender indented with `indent`.
-    fn indent(&self, indent: &str) -> String {
-        if let Some((_, file)) = self.pairs.iter().find(|(old, _)| *old == indent) {
-            return (*file).to_owned();
-        }
-        let width = columns(indent);
-        if width >= self.sender_base {
-            let depth = width - self.sender_base;
-            let mut out = self.file_base.to_owned();
-            out.push_str(&self.file_unit.repeat(depth / self.sender_unit));
-            out.push_str(&" ".repeat(depth % self.sender_unit));
-            return out;
-        }
-        let levels = (self.sender_base - width).div_ceil(self.sender_unit);
-        let mut base = self.file_base;
-        for _ in 0..levels {
-            base = base
-                .strip_suffix(self.file_unit.as_str())
-                .unwrap_or_else(|| base.get(..base.len().saturating_sub(1)).unwrap_or_default());
-        }
-        base.to_owned()
-    }
-}
-
-/// The file's indentation unit, guessed from all its lines: a tab when most indented lines
-/// start with one, else the smallest common count of leading spaces.
-fn file_indent_unit(file_lines: &[&str]) -> Option<String> {
-    let mut tabs = 0;
-    let mut spaces = [0_usize; 9];
-    for line in file_lines {
-        let indent = leading(line);
-        if indent.len() == line.len() {
-            continue;
-        }
-        if indent.starts_with('\t') {
-            tabs += 1;
-        } else if let Some(slot) = spaces.get_mut(indent.len()) {
-            *slot += 1;
-        }
-    }
-    let spaced: usize = spaces.iter().skip(1).sum();
-    if tabs > spaced {
-        return Some("\t".to_owned());
-    }
-    let common = (2..spaces.len()).find(|&width| {
-        spaces
-            .get(width)
-            .is_some_and(|&lines| lines > 0 && lines * 10 >= spaced)
-    })?;
-    Some(" ".repeat(common))
 }
 
 #[cfg(test)]

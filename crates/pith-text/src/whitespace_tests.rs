@@ -65,9 +65,15 @@ fn dedents_lines_shallower_than_the_match() {
         replacement,
         "        g();\n    }\n    fn h() {\n        i();"
     );
-    // Relative to the snippet, a line at the depth of the matched one stays at its depth.
-    let (_, replacement) = unique(text, "g();", "g();\n}");
-    assert_eq!(replacement, "        g();\n        }");
+    // A closing brace sent at the depth of the line before it has no place: refused.
+    assert_eq!(
+        find(text, "g();", "g();\n}"),
+        WhitespaceMatch::Unplaceable {
+            start_line: 3,
+            lines: "        g();".to_owned(),
+            new_line: 2
+        }
+    );
 }
 
 #[test]
@@ -95,6 +101,6 @@ fn an_empty_new_text_deletes_the_lines() {
 
 #[test]
 fn blank_lines_in_new_text_stay_empty() {
-    let (_, replacement) = unique("\tx\n", "x", "x\n   \ny");
+    let (_, replacement) = unique("\tx\n\tz\n", "x", "x\n   \ny");
     assert_eq!(replacement, "\tx\n\n\ty");
 }

@@ -1,0 +1,792 @@
+//! Placing the lines of a `new_text` matched on the whitespace rung at the file's own
+//! indentation.
+//!
+//! The lines of `new_text` are aligned with those of `old_text` by a line diff that ignores
+//! whitespace; inside a replaced run, lines pair up by similarity. Then each line of
+//! `new_text` gets its indentation from the file:
+//!
+//! - a line equal (modulo whitespace) to its `old_text` line is that file line, byte for
+//!   byte, shifted only when the sender changed its indentation relative to its own
+//!   `old_text` line;
+//! - a changed line takes the indentation of the file line it replaces, shifted the same way;
+//! - an inserted line takes the indentation of the lines around it (the file lines outside
+//!   the match when it is at an edge), shifted by the sender's relative indentation; when
+//!   the lines before and after it disagree, a block opened just before it or closed just
+//!   after it decides, and otherwise the edit is refused.
+//!
+//! When the sender's `old_text` kept the file's indentation structure (its depths map onto
+//! the file's one to one, in order) and the sender indented anything at all, its
+//! indentation is trusted instead and translated into the file's characters ([`Style`]).
+//! Either way, a result whose lines open a block without indenting its body, or close one
+//! without dedenting, is refused rather than written.
+
+use similar::{Algorithm, DiffTag, capture_diff_slices};
+
+use crate::whitespace::{TAB_COLUMNS, columns, is_blank, key_string, leading};
+
+/// Replaced runs up to this many old × new lines are paired by similarity.
+const PAIRED_CELLS: usize = 1024;
+/// Characters of a line compared when pairing.
+const PAIRED_CHARS: usize = 120;
+/// Two lines of a replaced run pair up when at least this similar.
+const PAIR_SIMILARITY: f64 = 0.5;
+
+/// The file around a whitespace-rung match.
+pub(crate) struct Region<'a> {
+    /// The sender's `old_text` lines.
+    pub(crate) old: &'a [&'a str],
+    /// The file lines they matched (the last without the trailing blanks the match leaves).
+    pub(crate) window: &'a [&'a str],
+    /// The nearest non-blank file line before the window, if any.
+    pub(crate) before: Option<&'a str>,
+    /// The nearest non-blank file line after the window, if any.
+    pub(crate) after: Option<&'a str>,
+    /// Every line of the file, to learn its habits from.
+    pub(crate) file: &'a [&'a str],
+}
+
+/// `new_text` could not be placed: the depth of its 0-based line `new_line` is ambiguous.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct Unplaceable {
+    pub(crate) new_line: usize,
+}
+
+/// How a line of `new_text` lines up with `old_text`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Aligned {
+    /// Equal modulo whitespace to this old line.
+    Kept(usize),
+    /// A changed version of this old line.
+    Changed(usize),
+    /// No counterpart.
+    Inserted,
+}
+
+/// One line of the result.
+struct Placed {
+    text: String,
+    /// Whether the engine chose its indentation (false for a file line copied as it is).
+    placed: bool,
+}
+
+/// Rewrites `new` (LF text) for the file.
+pub(crate) fn reindent(region: &Region<'_>, new: &str) -> Result<String, Unplaceable> {
+    if new.is_empty() {
+        return Ok(String::new());
+    }
+    let (new_body, newline) = match new.strip_suffix('\n') {
+        Some(body) => (body, "\n"),
+        None => (new, ""),
+    };
+    let new_lines: Vec<&str> = new_body.split('\n').collect();
+    let aligned = align(region.old, region.window, &new_lines);
+    let placed = place(region, &new_lines, &aligned)?;
+    check_structure(region, &placed)?;
+    let mut out = String::with_capacity(new.len() + new.len() / 4);
+    for (index, line) in placed.iter().enumerate() {
+        if index > 0 {
+            out.push('\n');
+        }
+        out.push_str(&line.text);
+    }
+    out.push_str(newline);
+    Ok(out)
+}
+
+/// Lines up `new` with `old` by a whitespace-insensitive line diff. A line of a replaced run
+/// that pairs with no old line replaces them all when they share one indentation in the file.
+fn align(old: &[&str], window: &[&str], new: &[&str]) -> Vec<Aligned> {
+    let old_keys: Vec<String> = old.iter().map(|line| key_string(line)).collect();
+    let new_keys: Vec<String> = new.iter().map(|line| key_string(line)).collect();
+    let mut aligned = vec![Aligned::Inserted; new.len()];
+    for op in capture_diff_slices(Algorithm::Myers, &old_keys, &new_keys) {
+        match op.tag() {
+            DiffTag::Equal => {
+                for (old_index, new_index) in op.old_range().zip(op.new_range()) {
+                    if let Some(slot) = aligned.get_mut(new_index) {
+                        *slot = Aligned::Kept(old_index);
+                    }
+                }
+            }
+            DiffTag::Replace => {
+                let pairs = pair_by_similarity(
+                    old_keys.get(op.old_range()).unwrap_or_default(),
+                    new_keys.get(op.new_range()).unwrap_or_default(),
+                );
+                let replaced = op.old_range().filter(|&index| {
+                    window.get(index).is_some_and(|line| !is_blank(line))
+                        && old.get(index).is_some_and(|line| !is_blank(line))
+                });
+                let mut indents = replaced
+                    .clone()
+                    .filter_map(|index| window.get(index))
+                    .map(|line| leading(line));
+                let shared = indents
+                    .next()
+                    .filter(|first| indents.all(|other| other == *first));
+                let fallback = shared.and_then(|_| replaced.clone().next());
+                if let Some(fallback) = fallback {
+                    for index in op.new_range() {
+                        if let Some(slot) = aligned.get_mut(index) {
+                            *slot = Aligned::Changed(fallback);
+                        }
+                    }
+                }
+                for (old_offset, new_offset) in pairs {
+                    if let Some(slot) = aligned.get_mut(op.new_range().start + new_offset) {
+                        *slot = Aligned::Changed(op.old_range().start + old_offset);
+                    }
+                }
+            }
+            DiffTag::Delete | DiffTag::Insert => {}
+        }
+    }
+    aligned
+}
+
+/// Pairs of (old, new) offsets of a replaced run: the order-keeping pairing of the most
+/// total similarity (lines at least [`PAIR_SIMILARITY`] alike), or position by position for
+/// a big run of equal length.
+fn pair_by_similarity(old: &[String], new: &[String]) -> Vec<(usize, usize)> {
+    let (rows, cols) = (old.len(), new.len());
+    if rows * cols > PAIRED_CELLS {
+        return if rows == cols {
+            (0..rows).map(|index| (index, index)).collect()
+        } else {
+            Vec::new()
+        };
+    }
+    let clip = |line: &str| line.chars().take(PAIRED_CHARS).collect::<String>();
+    let old: Vec<String> = old.iter().map(|line| clip(line)).collect();
+    let new: Vec<String> = new.iter().map(|line| clip(line)).collect();
+    let similar = |row: usize, col: usize| -> Option<f64> {
+        let (left, right) = (old.get(row)?, new.get(col)?);
+        if left.is_empty() || right.is_empty() {
+            return None;
+        }
+        let score = strsim::normalized_levenshtein(left, right);
+        (score >= PAIR_SIMILARITY).then_some(score)
+    };
+    let width = cols + 1;
+    let mut scores = vec![None; rows * cols];
+    let mut best = vec![0.0_f64; (rows + 1) * width];
+    for row in 1..=rows {
+        for col in 1..=cols {
+            let score = similar(row - 1, col - 1);
+            if let Some(slot) = scores.get_mut((row - 1) * cols + col - 1) {
+                *slot = score;
+            }
+            let up = best.get((row - 1) * width + col).copied().unwrap_or(0.0);
+            let left = best.get(row * width + col - 1).copied().unwrap_or(0.0);
+            let diagonal = score.map_or(0.0, |score| {
+                best.get((row - 1) * width + col - 1)
+                    .copied()
+                    .unwrap_or(0.0)
+                    + score
+            });
+            if let Some(slot) = best.get_mut(row * width + col) {
+                *slot = up.max(left).max(diagonal);
+            }
+        }
+    }
+    let mut pairs = Vec::new();
+    let (mut row, mut col) = (rows, cols);
+    let at = |row: usize, col: usize| best.get(row * width + col).copied().unwrap_or(0.0);
+    while row > 0 && col > 0 {
+        let here = at(row, col);
+        if let Some(Some(score)) = scores.get((row - 1) * cols + col - 1)
+            && (at(row - 1, col - 1) + score - here).abs() < 1e-9
+        {
+            pairs.push((row - 1, col - 1));
+            row -= 1;
+            col -= 1;
+        } else if (at(row - 1, col) - here).abs() < 1e-9 {
+            row -= 1;
+        } else {
+            col -= 1;
+        }
+    }
+    pairs.reverse();
+    pairs
+}
+
+/// Depth in columns of each non-blank line's indentation.
+fn depth(line: &str) -> usize {
+    columns(leading(line))
+}
+
+/// Places every line of `new_lines`.
+fn place(
+    region: &Region<'_>,
+    new_lines: &[&str],
+    aligned: &[Aligned],
+) -> Result<Vec<Placed>, Unplaceable> {
+    let file_of = |old: usize| {
+        region
+            .window
+            .get(old)
+            .copied()
+            .filter(|line| !is_blank(line))
+    };
+    // A sender who indented nothing says nothing about depths.
+    let mut sender_depths = region
+        .old
+        .iter()
+        .chain(new_lines)
+        .filter(|line| !is_blank(line))
+        .map(|line| depth(line));
+    let first_depth = sender_depths.next();
+    let flat = sender_depths.all(|other| Some(other) == first_depth);
+    if !flat {
+        let old_pairs: Vec<(&str, &str)> = region
+            .old
+            .iter()
+            .zip(region.window)
+            .filter(|(old, file)| !is_blank(old) && !is_blank(file))
+            .map(|(old, file)| (leading(old), leading(file)))
+            .collect();
+        if faithful(&old_pairs) {
+            return Ok(place_by_style(region, new_lines, aligned, old_pairs));
+        }
+        // The old text lost its indentation but the new text kept the file's structure.
+        let new_pairs: Vec<(&str, &str)> = new_lines
+            .iter()
+            .zip(aligned)
+            .filter_map(|(new, aligned)| match aligned {
+                Aligned::Kept(old) | Aligned::Changed(old) if !is_blank(new) => {
+                    Some((leading(new), leading(file_of(*old)?)))
+                }
+                _ => None,
+            })
+            .collect();
+        if !new_pairs.is_empty() && faithful(&new_pairs) {
+            return Ok(place_by_style(region, new_lines, aligned, new_pairs));
+        }
+    }
+    place_by_anchors(region, new_lines, aligned)
+}
+
+/// Whether the sender's depths map onto the file's one to one and in the same order.
+fn faithful(pairs: &[(&str, &str)]) -> bool {
+    let mut by_depth: Vec<(usize, &str)> = pairs
+        .iter()
+        .map(|(sender, file)| (columns(sender), *file))
+        .collect();
+    by_depth.sort_unstable();
+    by_depth.dedup();
+    by_depth.windows(2).all(|pair| match pair {
+        [(sender, file), (next_sender, next_file)] => {
+            sender != next_sender && columns(file) < columns(next_file)
+        }
+        _ => true,
+    })
+}
+
+/// Places lines by translating the sender's indentation (learnt from `pairs`).
+fn place_by_style(
+    region: &Region<'_>,
+    new_lines: &[&str],
+    aligned: &[Aligned],
+    pairs: Vec<(&str, &str)>,
+) -> Vec<Placed> {
+    let style = Style::learn(pairs, new_lines, || file_indent_unit(region.file));
+    new_lines
+        .iter()
+        .zip(aligned)
+        .map(|(line, aligned)| {
+            let kept = match aligned {
+                Aligned::Kept(old) => region.window.get(*old).zip(region.old.get(*old)),
+                _ => None,
+            };
+            match kept {
+                Some((file, old)) if leading(old) == leading(line) || is_blank(line) => Placed {
+                    text: (*file).to_owned(),
+                    placed: false,
+                },
+                Some((file, _)) => Placed {
+                    text: style.indent(leading(line))
+                        + file.get(leading(file).len()..).unwrap_or_default(),
+                    placed: true,
+                },
+                None if is_blank(line) => Placed {
+                    text: String::new(),
+                    placed: false,
+                },
+                None => Placed {
+                    text: style.indent(leading(line))
+                        + line.get(leading(line).len()..).unwrap_or_default(),
+                    placed: true,
+                },
+            }
+        })
+        .collect()
+}
+
+/// The indentation units of a region, for shifting lines by the sender's relative depth.
+struct Units {
+    /// One level of the sender's indentation, in columns.
+    sender: usize,
+    /// One level of the file's indentation, as written in the file.
+    file: String,
+}
+
+impl Units {
+    fn learn(region: &Region<'_>, new_lines: &[&str]) -> Self {
+        let min_step = |depths: &mut Vec<usize>| {
+            depths.sort_unstable();
+            depths.dedup();
+            depths
+                .windows(2)
+                .filter_map(|pair| match pair {
+                    [low, high] => Some(high - low),
+                    _ => None,
+                })
+                .min()
+        };
+        let mut sender_depths: Vec<usize> = region
+            .old
+            .iter()
+            .chain(new_lines)
+            .filter(|line| !is_blank(line))
+            .map(|line| depth(line))
+            .collect();
+        let sender = min_step(&mut sender_depths).unwrap_or(TAB_COLUMNS);
+        let mut indents: Vec<&str> = region
+            .window
+            .iter()
+            .chain(region.before.iter())
+            .chain(region.after.iter())
+            .filter(|line| !is_blank(line))
+            .map(|line| leading(line))
+            .collect();
+        indents.sort_unstable_by_key(|indent| (columns(indent), indent.len()));
+        indents.dedup();
+        let step = indents
+            .windows(2)
+            .filter_map(|pair| match pair {
+                [low, high] => high.strip_prefix(low).filter(|extra| !extra.is_empty()),
+                _ => None,
+            })
+            .min_by_key(|extra| columns(extra));
+        let file = step
+            .map(str::to_owned)
+            .or_else(|| file_indent_unit(region.file))
+            .unwrap_or_else(|| " ".repeat(TAB_COLUMNS));
+        Self { sender, file }
+    }
+
+    /// `indent` moved by `delta` columns of the sender's indentation.
+    fn shift(&self, indent: &str, delta: isize) -> String {
+        let steps = delta.unsigned_abs();
+        if delta >= 0 {
+            let mut out = indent.to_owned();
+            out.push_str(&self.file.repeat(steps / self.sender));
+            out.push_str(&" ".repeat(steps % self.sender));
+            return out;
+        }
+        let mut base = indent;
+        for _ in 0..steps.div_ceil(self.sender) {
+            base = base
+                .strip_suffix(self.file.as_str())
+                .unwrap_or_else(|| base.get(..base.len().saturating_sub(1)).unwrap_or_default());
+        }
+        base.to_owned()
+    }
+}
+
+/// The sender's relative depth of `line` against `reference`, in columns.
+fn delta(line: &str, reference: &str) -> isize {
+    let (line, reference) = (depth(line), depth(reference));
+    if line >= reference {
+        isize::try_from(line - reference).unwrap_or(isize::MAX)
+    } else {
+        -isize::try_from(reference - line).unwrap_or(isize::MAX)
+    }
+}
+
+/// Places lines relative to the file lines they replace or sit between.
+fn place_by_anchors(
+    region: &Region<'_>,
+    new_lines: &[&str],
+    aligned: &[Aligned],
+) -> Result<Vec<Placed>, Unplaceable> {
+    let units = Units::learn(region, new_lines);
+    let content = |line: &'_ str| {
+        line.get(leading(line).len()..)
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let mut placed: Vec<Option<Placed>> = Vec::with_capacity(new_lines.len());
+    // First the lines with a counterpart in the file.
+    for (line, aligned) in new_lines.iter().zip(aligned) {
+        let pair = match aligned {
+            Aligned::Kept(old) | Aligned::Changed(old) => {
+                region.window.get(*old).zip(region.old.get(*old))
+            }
+            Aligned::Inserted => None,
+        };
+        if is_blank(line) {
+            let text = match (aligned, pair) {
+                (Aligned::Kept(_), Some((file, _))) => (*file).to_owned(),
+                _ => String::new(),
+            };
+            placed.push(Some(Placed {
+                text,
+                placed: false,
+            }));
+            continue;
+        }
+        let Some((file, old)) = pair.filter(|(file, _)| !is_blank(file)) else {
+            placed.push(None);
+            continue;
+        };
+        placed.push(Some(match aligned {
+            Aligned::Kept(_) if depth(old) == depth(line) => Placed {
+                text: (*file).to_owned(),
+                placed: false,
+            },
+            Aligned::Kept(_) => Placed {
+                text: units.shift(leading(file), delta(line, old)) + &content(file),
+                placed: true,
+            },
+            _ => Placed {
+                text: units.shift(leading(file), delta(line, old)) + &content(line),
+                placed: true,
+            },
+        }));
+    }
+    // The nearest line with a counterpart before and after each line.
+    let anchored: Vec<Option<usize>> = placed
+        .iter()
+        .enumerate()
+        .map(|(index, line)| {
+            line.as_ref()
+                .filter(|line| !line.text.trim().is_empty())
+                .map(|_| index)
+        })
+        .collect();
+    let mut previous = vec![None; new_lines.len()];
+    let mut last = None;
+    for (index, slot) in previous.iter_mut().enumerate() {
+        *slot = last;
+        if let Some(Some(anchor)) = anchored.get(index) {
+            last = Some(*anchor);
+        }
+    }
+    let mut next = vec![None; new_lines.len()];
+    last = None;
+    for (index, slot) in next.iter_mut().enumerate().rev() {
+        *slot = last;
+        if let Some(Some(anchor)) = anchored.get(index) {
+            last = Some(*anchor);
+        }
+    }
+    let lowest = new_lines
+        .iter()
+        .filter(|line| !is_blank(line))
+        .map(|line| depth(line))
+        .min()
+        .unwrap_or(0);
+    let mut out = Vec::with_capacity(new_lines.len());
+    for (index, line) in new_lines.iter().enumerate() {
+        if let Some(Some(done)) = placed.get_mut(index).map(Option::take) {
+            out.push(done);
+            continue;
+        }
+        // An anchor in the new text: its placed text, and the sender's line.
+        let anchor = |at: Option<usize>| {
+            let at = at?;
+            let text = anchored.get(at).copied().flatten().and(new_lines.get(at))?;
+            Some((at, *text))
+        };
+        let before = anchor(previous.get(index).copied().flatten());
+        let after = anchor(next.get(index).copied().flatten());
+        let indent_of = |at: usize| -> Option<String> {
+            out_or_placed(&out, &placed, at).map(|text| leading(text).to_owned())
+        };
+        let relative = |anchor: Option<(usize, &str)>| match anchor {
+            Some((_, sender)) => delta(line, sender),
+            None => delta(line, &" ".repeat(lowest)),
+        };
+        let (before_indent, before_text) = match before {
+            Some((at, _)) => (
+                units.shift(&indent_of(at).unwrap_or_default(), relative(before)),
+                out_or_placed(&out, &placed, at).map(str::to_owned),
+            ),
+            None => (
+                units.shift(leading(region.before.unwrap_or_default()), relative(after)),
+                region.before.map(str::to_owned),
+            ),
+        };
+        let (after_indent, after_text) = match after {
+            Some((at, _)) => (
+                units.shift(&indent_of(at).unwrap_or_default(), relative(after)),
+                out_or_placed(&out, &placed, at).map(str::to_owned),
+            ),
+            None => (
+                units.shift(leading(region.after.unwrap_or_default()), relative(before)),
+                region.after.map(str::to_owned),
+            ),
+        };
+        let indent = resolve(
+            &units,
+            Side {
+                indent: before_indent,
+                text: before_text.as_deref(),
+            },
+            Side {
+                indent: after_indent,
+                text: after_text.as_deref(),
+            },
+            line,
+        )
+        .ok_or(Unplaceable { new_line: index })?;
+        out.push(Placed {
+            text: indent + &content(line),
+            placed: true,
+        });
+    }
+    Ok(out)
+}
+
+/// The text of line `at` of the result: already placed (`out`) or placed in the first pass.
+fn out_or_placed<'a>(
+    out: &'a [Placed],
+    placed: &'a [Option<Placed>],
+    at: usize,
+) -> Option<&'a str> {
+    match out.get(at) {
+        Some(line) => Some(&line.text),
+        None => placed
+            .get(at)
+            .and_then(Option::as_ref)
+            .map(|line| line.text.as_str()),
+    }
+}
+
+/// One neighbour of an inserted line: the indentation it suggests and its text.
+struct Side<'a> {
+    indent: String,
+    text: Option<&'a str>,
+}
+
+/// The indentation of an inserted `line` between two neighbours, when they agree or a block
+/// boundary between them decides.
+fn resolve(units: &Units, before: Side<'_>, after: Side<'_>, line: &str) -> Option<String> {
+    let opens = before.text.is_some_and(|text| ends_with_opener(text, true));
+    let closes = after.text.is_some_and(starts_with_closer);
+    let (low, high) = (columns(&before.indent), columns(&after.indent));
+    if before.indent == after.indent {
+        // Between the two sides of an empty block: one level into it.
+        if opens && closes && !starts_with_closer(line) {
+            let sender = isize::try_from(units.sender).unwrap_or(isize::MAX);
+            return Some(units.shift(&before.indent, sender));
+        }
+        return Some(before.indent);
+    }
+    if starts_with_closer(line) {
+        return None;
+    }
+    if low > high && closes {
+        // Last line of the block the next line closes.
+        return Some(before.indent);
+    }
+    if high > low && opens {
+        // First line of the block the previous line opens.
+        return Some(after.indent);
+    }
+    None
+}
+
+/// Whether `text` ends by opening a block (`{`, `(`, `[`, or `:` where the file uses it so).
+fn ends_with_opener(text: &str, colon_opens: bool) -> bool {
+    let trimmed = text.trim();
+    if is_comment(trimmed) {
+        return false;
+    }
+    match trimmed.chars().last() {
+        Some('{' | '(' | '[') => true,
+        Some(':') => colon_opens,
+        _ => false,
+    }
+}
+
+fn starts_with_closer(text: &str) -> bool {
+    matches!(text.trim_start().chars().next(), Some('}' | ')' | ']'))
+}
+
+fn is_comment(trimmed: &str) -> bool {
+    ["#", "//", "/*", "*", "--", ";"]
+        .iter()
+        .any(|marker| trimmed.starts_with(marker))
+}
+
+/// Whether the file opens blocks with a final `:` (Python, YAML): most such lines are
+/// followed by a deeper one.
+fn colon_opens_blocks(file: &[&str]) -> bool {
+    let (mut deeper, mut other) = (0_usize, 0_usize);
+    let mut lines = file.iter().filter(|line| !is_blank(line)).peekable();
+    while let Some(line) = lines.next() {
+        if !ends_with_opener(line, true) || !line.trim_end().ends_with(':') {
+            continue;
+        }
+        match lines.peek() {
+            Some(next) if depth(next) > depth(line) => deeper += 1,
+            Some(_) => other += 1,
+            None => {}
+        }
+    }
+    deeper > 0 && deeper >= other
+}
+
+/// Refuses a result that opens a block without indenting its body, or closes one without
+/// dedenting, on a line whose indentation the engine chose.
+fn check_structure(region: &Region<'_>, placed: &[Placed]) -> Result<(), Unplaceable> {
+    let mut colon_opens = None;
+    let mut previous: Option<(Option<usize>, &str, bool)> =
+        region.before.map(|line| (None, line, false));
+    let lines = placed
+        .iter()
+        .enumerate()
+        .filter(|(_, line)| !line.text.trim().is_empty())
+        .map(|(index, line)| (Some(index), line.text.as_str(), line.placed))
+        .chain(region.after.map(|line| (None, line, false)));
+    for current in lines {
+        if let Some(before) = previous
+            && (before.2 || current.2)
+        {
+            let (first, second) = (before.1, current.1);
+            let colon = first.trim_end().ends_with(':')
+                && *colon_opens.get_or_insert_with(|| colon_opens_blocks(region.file));
+            let opens = ends_with_opener(first, colon);
+            let closes = starts_with_closer(second);
+            let fine = match (opens, closes) {
+                (true, false) => depth(second) > depth(first),
+                (false, true) => depth(second) < depth(first),
+                (true, true) => depth(second) == depth(first),
+                (false, false) => true,
+            };
+            if !fine {
+                let new_line = if current.2 { current.0 } else { before.0 };
+                return Err(Unplaceable {
+                    new_line: new_line.unwrap_or_default(),
+                });
+            }
+        }
+        previous = Some(current);
+    }
+    Ok(())
+}
+
+/// How the sender's indentation translates into the file's.
+struct Style<'a> {
+    /// (sender's indentation, file's indentation) of each non-blank matched line.
+    pairs: Vec<(&'a str, &'a str)>,
+    /// Depth of the shallowest matched line as the sender wrote it, in columns.
+    sender_base: usize,
+    /// The file's indentation of that line.
+    file_base: &'a str,
+    /// One level of the sender's indentation, in columns.
+    sender_unit: usize,
+    /// One level of the file's indentation, as written in the file.
+    file_unit: String,
+}
+
+impl<'a> Style<'a> {
+    fn learn(
+        pairs: Vec<(&'a str, &'a str)>,
+        new_lines: &[&str],
+        file_unit: impl FnOnce() -> Option<String>,
+    ) -> Self {
+        let (sender_base, file_base) = pairs
+            .iter()
+            .min_by_key(|(old, _)| columns(old))
+            .map_or((0, ""), |(old, file)| (columns(old), *file));
+        let depth = |indent: &str| columns(indent).checked_sub(sender_base).filter(|&d| d > 0);
+        let sender_unit = pairs
+            .iter()
+            .filter_map(|(old, _)| depth(old))
+            .min()
+            .or_else(|| {
+                new_lines
+                    .iter()
+                    .filter(|line| !is_blank(line))
+                    .filter_map(|line| depth(leading(line)))
+                    .min()
+            })
+            .unwrap_or(TAB_COLUMNS);
+        let learned = pairs.iter().find_map(|(old, file)| {
+            let levels = depth(old).filter(|d| d % sender_unit == 0)? / sender_unit;
+            let extra = file.strip_prefix(file_base)?;
+            let unit = extra.get(..extra.len() / levels)?;
+            (!unit.is_empty() && unit.repeat(levels) == extra).then(|| unit.to_owned())
+        });
+        let file_unit = learned
+            .or_else(|| file_base.contains('\t').then(|| "\t".to_owned()))
+            .or_else(|| (!file_base.is_empty()).then(|| " ".repeat(sender_unit)))
+            .or_else(file_unit)
+            .unwrap_or_else(|| " ".repeat(sender_unit));
+        Self {
+            pairs,
+            sender_base,
+            file_base,
+            sender_unit,
+            file_unit,
+        }
+    }
+
+    /// The file's indentation for a line the sender indented with `indent`.
+    fn indent(&self, indent: &str) -> String {
+        if let Some((_, file)) = self.pairs.iter().find(|(old, _)| *old == indent) {
+            return (*file).to_owned();
+        }
+        let width = columns(indent);
+        if width >= self.sender_base {
+            let depth = width - self.sender_base;
+            let mut out = self.file_base.to_owned();
+            out.push_str(&self.file_unit.repeat(depth / self.sender_unit));
+            out.push_str(&" ".repeat(depth % self.sender_unit));
+            return out;
+        }
+        let levels = (self.sender_base - width).div_ceil(self.sender_unit);
+        let mut base = self.file_base;
+        for _ in 0..levels {
+            base = base
+                .strip_suffix(self.file_unit.as_str())
+                .unwrap_or_else(|| base.get(..base.len().saturating_sub(1)).unwrap_or_default());
+        }
+        base.to_owned()
+    }
+}
+
+/// The file's indentation unit, guessed from all its lines: a tab when most indented lines
+/// start with one, else the smallest common count of leading spaces.
+fn file_indent_unit(file_lines: &[&str]) -> Option<String> {
+    let mut tabs = 0;
+    let mut spaces = [0_usize; 9];
+    for line in file_lines {
+        let indent = leading(line);
+        if indent.len() == line.len() {
+            continue;
+        }
+        if indent.starts_with('\t') {
+            tabs += 1;
+        } else if let Some(slot) = spaces.get_mut(indent.len()) {
+            *slot += 1;
+        }
+    }
+    let spaced: usize = spaces.iter().skip(1).sum();
+    if tabs > spaced {
+        return Some("\t".to_owned());
+    }
+    let common = (2..spaces.len()).find(|&width| {
+        spaces
+            .get(width)
+            .is_some_and(|&lines| lines > 0 && lines * 10 >= spaced)
+    })?;
+    Some(" ".repeat(common))
+}
+
+#[cfg(test)]
+#[path = "indent_tests.rs"]
+mod tests;
