@@ -93,8 +93,9 @@ pub(crate) fn reindent(region: &Region<'_>, new: &str) -> Result<String, Unplace
     Ok(out)
 }
 
-/// Lines up `new` with `old` by a whitespace-insensitive line diff. A line of a replaced run
-/// that pairs with no old line replaces them all when they share one indentation in the file.
+/// Lines up `new` with `old` by a whitespace-insensitive line diff. When no line of a
+/// replaced run pairs with an old line, its lines replace the old ones as a whole if those
+/// share one indentation in the file.
 fn align(old: &[&str], window: &[&str], new: &[&str]) -> Vec<Aligned> {
     let old_keys: Vec<String> = old.iter().map(|line| key_string(line)).collect();
     let new_keys: Vec<String> = new.iter().map(|line| key_string(line)).collect();
@@ -124,7 +125,10 @@ fn align(old: &[&str], window: &[&str], new: &[&str]) -> Vec<Aligned> {
                 let shared = indents
                     .next()
                     .filter(|first| indents.all(|other| other == *first));
-                let fallback = shared.and_then(|_| replaced.clone().next());
+                // Only when no line pairs: next to a paired line, the others are insertions.
+                let fallback = shared
+                    .filter(|_| pairs.is_empty())
+                    .and_then(|_| replaced.clone().next());
                 if let Some(fallback) = fallback {
                     for index in op.new_range() {
                         if let Some(slot) = aligned.get_mut(index) {
@@ -246,7 +250,7 @@ fn place(
             .map(|(old, file)| (leading(old), leading(file)))
             .collect();
         if faithful(&old_pairs) {
-            return Ok(place_by_style(region, new_lines, aligned, old_pairs));
+            return place_by_style(region, new_lines, aligned, old_pairs);
         }
         // The old text lost its indentation but the new text kept the file's structure.
         let new_pairs: Vec<(&str, &str)> = new_lines
@@ -260,7 +264,7 @@ fn place(
             })
             .collect();
         if !new_pairs.is_empty() && faithful(&new_pairs) {
-            return Ok(place_by_style(region, new_lines, aligned, new_pairs));
+            return place_by_style(region, new_lines, aligned, new_pairs);
         }
     }
     place_by_anchors(region, new_lines, aligned)
@@ -288,9 +292,10 @@ fn place_by_style(
     new_lines: &[&str],
     aligned: &[Aligned],
     pairs: Vec<(&str, &str)>,
-) -> Vec<Placed> {
-    let style = Style::learn(pairs, new_lines, || file_indent_unit(region.file));
-    new_lines
+) -> Result<Vec<Placed>, Unplaceable> {
+    let style = Style::learn(pairs, new_lines, || file_indent_unit(region.file))
+        .map_err(|new_line| Unplaceable { new_line })?;
+    Ok(new_lines
         .iter()
         .zip(aligned)
         .map(|(line, aligned)| {
@@ -319,7 +324,7 @@ fn place_by_style(
                 },
             }
         })
-        .collect()
+        .collect())
 }
 
 /// The indentation units of a region, for shifting lines by the sender's relative depth.
@@ -697,42 +702,93 @@ impl<'a> Style<'a> {
         pairs: Vec<(&'a str, &'a str)>,
         new_lines: &[&str],
         file_unit: impl FnOnce() -> Option<String>,
-    ) -> Self {
+    ) -> Result<Self, usize> {
         let (sender_base, file_base) = pairs
             .iter()
             .min_by_key(|(old, _)| columns(old))
             .map_or((0, ""), |(old, file)| (columns(old), *file));
         let depth = |indent: &str| columns(indent).checked_sub(sender_base).filter(|&d| d > 0);
-        let sender_unit = pairs
-            .iter()
-            .filter_map(|(old, _)| depth(old))
-            .min()
-            .or_else(|| {
-                new_lines
-                    .iter()
-                    .filter(|line| !is_blank(line))
-                    .filter_map(|line| depth(leading(line)))
-                    .min()
-            })
-            .unwrap_or(TAB_COLUMNS);
-        let learned = pairs.iter().find_map(|(old, file)| {
-            let levels = depth(old).filter(|d| d % sender_unit == 0)? / sender_unit;
-            let extra = file.strip_prefix(file_base)?;
-            let unit = extra.get(..extra.len() / levels)?;
-            (!unit.is_empty() && unit.repeat(levels) == extra).then(|| unit.to_owned())
+        // One level of the file: the file's own habit when the deeper matched lines are
+        // whole multiples of it, else the smallest step the matched lines show.
+        let extras = pairs.iter().filter_map(|(_, file)| {
+            file.strip_prefix(file_base)
+                .filter(|extra| !extra.is_empty())
         });
-        let file_unit = learned
-            .or_else(|| file_base.contains('\t').then(|| "\t".to_owned()))
-            .or_else(|| (!file_base.is_empty()).then(|| " ".repeat(sender_unit)))
-            .or_else(file_unit)
-            .unwrap_or_else(|| " ".repeat(sender_unit));
-        Self {
+        let step = extras.clone().min_by_key(|extra| columns(extra));
+        let habit = file_unit();
+        let file_unit = match (step, habit) {
+            (Some(step), Some(habit)) if is_repeat(step, &habit) => habit,
+            (Some(step), _) => step.to_owned(),
+            (None, Some(habit)) => habit,
+            (None, None) if file_base.contains('\t') => "\t".to_owned(),
+            (None, None) => String::new(),
+        };
+        // One level of the sender: its depth of a matched line over that line's file levels.
+        let learned = pairs
+            .iter()
+            .filter_map(|(old, file)| {
+                let levels = file
+                    .strip_prefix(file_base)
+                    .and_then(|extra| repeats(extra, &file_unit))?;
+                let sender = depth(old)?;
+                sender.is_multiple_of(levels).then_some(sender / levels)
+            })
+            .min();
+        // Else the step the new lines show where a block opens or closes; without one, a new
+        // line at another depth than the matched ones has no known depth (eight columns
+        // deeper: one level of eight, or two of four?).
+        let guessed = || {
+            let lines: Vec<(usize, &str)> = new_lines
+                .iter()
+                .enumerate()
+                .filter(|(_, line)| !is_blank(line))
+                .map(|(index, line)| (index, *line))
+                .collect();
+            let step = lines
+                .windows(2)
+                .filter_map(|pair| match pair {
+                    [(_, first), (_, second)] => {
+                        let (high, low) = (columns(leading(first)), columns(leading(second)));
+                        if ends_with_opener(first, true) && low > high {
+                            Some(low - high)
+                        } else if starts_with_closer(second) && high > low {
+                            Some(high - low)
+                        } else {
+                            None
+                        }
+                    }
+                    _ => None,
+                })
+                .min();
+            match step {
+                Some(step) => Some(Ok(step)),
+                None => lines
+                    .iter()
+                    .find(|(_, line)| {
+                        !pairs
+                            .iter()
+                            .any(|(old, _)| columns(old) == columns(leading(line)))
+                    })
+                    .map(|(index, _)| Err(*index)),
+            }
+        };
+        let sender_unit = match learned.map(Ok).or_else(guessed) {
+            Some(Ok(unit)) => unit,
+            Some(Err(index)) => return Err(index),
+            None => TAB_COLUMNS,
+        };
+        let file_unit = if file_unit.is_empty() {
+            " ".repeat(sender_unit)
+        } else {
+            file_unit
+        };
+        Ok(Self {
             pairs,
             sender_base,
             file_base,
             sender_unit,
             file_unit,
-        }
+        })
     }
 
     /// The file's indentation for a line the sender indented with `indent`.
@@ -757,6 +813,19 @@ impl<'a> Style<'a> {
         }
         base.to_owned()
     }
+}
+
+/// How many times `unit` repeats to make `text`, if it does (at least once).
+fn repeats(text: &str, unit: &str) -> Option<usize> {
+    if unit.is_empty() || text.is_empty() || !text.len().is_multiple_of(unit.len()) {
+        return None;
+    }
+    let count = text.len() / unit.len();
+    (unit.repeat(count) == text).then_some(count)
+}
+
+fn is_repeat(text: &str, unit: &str) -> bool {
+    repeats(text, unit).is_some()
 }
 
 /// The file's indentation unit, guessed from all its lines: a tab when most indented lines

@@ -8,6 +8,9 @@ mod support;
 #[path = "all/fixtures.rs"]
 mod fixtures;
 #[cfg(test)]
+#[path = "all/indentation.rs"]
+mod indentation;
+#[cfg(test)]
 #[path = "all/patch_program.rs"]
 mod patch_program;
 #[cfg(test)]

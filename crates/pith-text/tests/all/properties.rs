@@ -4,17 +4,61 @@ use pith_text::{
     Edit, EditError, MatchTier, TruncationLimits, apply_edits, count_lines, display_diff,
     normalize_for_fuzzy, truncate_head, truncate_tail, unified_patch,
 };
+use std::cell::Cell;
+
 use proptest::prelude::*;
+use proptest::test_runner::{FileFailurePersistence, TestRunner};
 use unicode_normalization::UnicodeNormalization;
 
 use crate::support::{apply_patch, to_lf};
 
+/// Failing inputs are kept in `properties.regressions` beside this file (checked in) and
+/// replayed first on every run.
 fn config() -> ProptestConfig {
     ProptestConfig {
         cases: 256,
-        failure_persistence: None,
+        failure_persistence: Some(Box::new(FileFailurePersistence::WithSource("regressions"))),
         ..ProptestConfig::default()
     }
+}
+
+/// Runs `test` on `cases` generated inputs, with failures persisted like [`config`]'s.
+/// `test` says whether the engine accepted the input (`Some(true)`), refused it
+/// (`Some(false)`) or the input did not count (`None`); fewer than `min_percent` accepted
+/// inputs fail the test, so a property that holds only for refused edits cannot pass
+/// unnoticed.
+pub(crate) fn check_accepting<S: Strategy>(
+    strategy: S,
+    cases: u32,
+    min_percent: u32,
+    test: impl Fn(S::Value) -> Result<Option<bool>, TestCaseError>,
+) {
+    let (accepted, counted) = (Cell::new(0_u32), Cell::new(0_u32));
+    let mut runner = TestRunner::new(ProptestConfig {
+        cases,
+        source_file: Some(file!()),
+        ..config()
+    });
+    let result = runner.run(&strategy, |input| {
+        if let Some(was_accepted) = test(input)? {
+            counted.set(counted.get() + 1);
+            accepted.set(accepted.get() + u32::from(was_accepted));
+        }
+        Ok(())
+    });
+    if let Err(failure) = result {
+        panic!("{failure}");
+    }
+    let (accepted, counted) = (accepted.get(), counted.get());
+    eprintln!("ACCEPTED {accepted}/{counted}");
+    assert!(
+        counted * 2 >= cases,
+        "only {counted} of {cases} generated inputs counted"
+    );
+    assert!(
+        accepted * 100 >= counted * min_percent,
+        "only {accepted} of {counted} inputs were accepted (at least {min_percent}% wanted)"
+    );
 }
 
 /// Text built from pieces that exercise every rule: indentation, endings, quotes, dashes,
@@ -143,49 +187,6 @@ proptest! {
     #![proptest_config(config())]
 
     #[test]
-    fn accepted_edits_change_only_the_matched_lines(
-        original in text(),
-        from in 0.0..1.0_f64,
-        length in 0.0..0.5_f64,
-        how in garbling(),
-        new_text in text(),
-    ) {
-        let old_text = garble(slice(&original, from, length), how);
-        let edits = [Edit { old_text: old_text.clone(), new_text: new_text.clone() }];
-        let Ok(outcome) = apply_edits(&original, &edits) else { return Ok(()) };
-        let body = original.strip_prefix('\u{feff}').unwrap_or(&original);
-        prop_assert_eq!(&outcome.old_content, &to_lf(body));
-        let bom = &original[..original.len() - body.len()];
-        let written = outcome.file_text.strip_prefix(bom);
-        prop_assert!(written.is_some(), "the BOM is kept");
-        let written = written.unwrap_or_default();
-        prop_assert_eq!(&to_lf(written), &outcome.new_content);
-
-        let found = &outcome.matches[0];
-        if found.tier == MatchTier::Exact {
-            let at = outcome.old_content.find(&to_lf(&old_text)).unwrap();
-            let expected = format!(
-                "{}{}{}",
-                &outcome.old_content[..at],
-                to_lf(&new_text),
-                &outcome.old_content[at + to_lf(&old_text).len()..]
-            );
-            prop_assert_eq!(&outcome.new_content, &expected);
-        }
-        // Lines before the match and after it are byte-for-byte the original's, endings
-        // included.
-        let old_lines = lines_with_endings(body);
-        let new_lines = lines_with_endings(written);
-        let before = found.start_line - 1;
-        let after = old_lines.len().saturating_sub(found.end_line);
-        prop_assert!(new_lines.len() >= before + after.saturating_sub(1));
-        prop_assert_eq!(&old_lines[..before], &new_lines[..before]);
-        // The last matched line may lose or gain its ending, which merges it with the next.
-        let tail = after.saturating_sub(1);
-        prop_assert_eq!(&old_lines[old_lines.len() - tail..], &new_lines[new_lines.len() - tail..]);
-    }
-
-    #[test]
     fn the_engine_never_panics(
         original in any::<String>(),
         edits in prop::collection::vec((any::<String>(), any::<String>()), 0..4),
@@ -252,21 +253,6 @@ proptest! {
     }
 
     #[test]
-    fn the_patch_of_an_accepted_edit_turns_old_into_new(
-        original in text(),
-        from in 0.0..1.0_f64,
-        length in 0.0..0.5_f64,
-        new_text in text(),
-    ) {
-        let old_text = slice(&original, from, length).to_owned();
-        let Ok(outcome) = apply_edits(&original, &[Edit { old_text, new_text }]) else {
-            return Ok(());
-        };
-        let patch = unified_patch("f", &outcome.old_content, &outcome.new_content, 4);
-        prop_assert_eq!(apply_patch(&outcome.old_content, &patch), Some(outcome.new_content));
-    }
-
-    #[test]
     fn truncation_stays_within_limits(
         text in text(),
         max_lines in 0..12_usize,
@@ -326,6 +312,85 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn accepted_edits_change_only_the_matched_lines() {
+    let inputs = (text(), 0.0..1.0_f64, 0.05..0.5_f64, garbling(), text());
+    check_accepting(
+        inputs,
+        256,
+        MIN_ACCEPTED_PERCENT,
+        |(original, from, length, how, new_text)| {
+            let old_text = garble(slice(&original, from, length), how);
+            let edits = [Edit {
+                old_text: old_text.clone(),
+                new_text: new_text.clone(),
+            }];
+            let Ok(outcome) = apply_edits(&original, &edits) else {
+                return Ok(Some(false));
+            };
+            let body = original.strip_prefix('\u{feff}').unwrap_or(&original);
+            prop_assert_eq!(&outcome.old_content, &to_lf(body));
+            let bom = &original[..original.len() - body.len()];
+            let written = outcome.file_text.strip_prefix(bom);
+            prop_assert!(written.is_some(), "the BOM is kept");
+            let written = written.unwrap_or_default();
+            prop_assert_eq!(&to_lf(written), &outcome.new_content);
+
+            let found = &outcome.matches[0];
+            if found.tier == MatchTier::Exact {
+                let at = outcome.old_content.find(&to_lf(&old_text)).unwrap();
+                let expected = format!(
+                    "{}{}{}",
+                    &outcome.old_content[..at],
+                    to_lf(&new_text),
+                    &outcome.old_content[at + to_lf(&old_text).len()..]
+                );
+                prop_assert_eq!(&outcome.new_content, &expected);
+            }
+            // Lines before the match and after it are byte-for-byte the original's, endings
+            // included.
+            let old_lines = lines_with_endings(body);
+            let new_lines = lines_with_endings(written);
+            let before = found.start_line - 1;
+            let after = old_lines.len().saturating_sub(found.end_line);
+            prop_assert!(new_lines.len() >= before + after.saturating_sub(1));
+            prop_assert_eq!(&old_lines[..before], &new_lines[..before]);
+            // The last matched line may lose or gain its ending, which merges it with the next.
+            let tail = after.saturating_sub(1);
+            prop_assert_eq!(
+                &old_lines[old_lines.len() - tail..],
+                &new_lines[new_lines.len() - tail..]
+            );
+            Ok(Some(true))
+        },
+    );
+}
+
+#[test]
+fn the_patch_of_an_accepted_edit_turns_old_into_new() {
+    let inputs = (text(), 0.0..1.0_f64, 0.05..0.5_f64, text());
+    check_accepting(
+        inputs,
+        256,
+        MIN_ACCEPTED_PERCENT,
+        |(original, from, length, new_text)| {
+            let old_text = slice(&original, from, length).to_owned();
+            let Ok(outcome) = apply_edits(&original, &[Edit { old_text, new_text }]) else {
+                return Ok(Some(false));
+            };
+            let patch = unified_patch("f", &outcome.old_content, &outcome.new_content, 4);
+            prop_assert_eq!(
+                apply_patch(&outcome.old_content, &patch),
+                Some(outcome.new_content)
+            );
+            Ok(Some(true))
+        },
+    );
+}
+
+/// Share of generated edits the engine must accept in the properties that skip refusals.
+const MIN_ACCEPTED_PERCENT: u32 = 1;
 
 /// §6.5 done the obvious, whole-text way.
 fn reference_normalisation(text: &str) -> String {
