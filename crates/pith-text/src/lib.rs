@@ -75,6 +75,7 @@ mod middle;
 mod names;
 mod normalize;
 mod search;
+mod style;
 mod truncate;
 mod whitespace;
 
