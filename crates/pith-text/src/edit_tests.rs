@@ -504,3 +504,67 @@ fn blanks_after_the_match_stay() {
     assert_eq!(outcome.matches[0].tier, MatchTier::Whitespace);
     assert_eq!(outcome.file_text, "keep\nX   \nnext\n");
 }
+
+#[test]
+fn the_hint_points_at_the_block_with_the_typo_and_says_how_close() {
+    let original =
+        "fn a() {\n    match x {\n        A => {\n            \"alpha\"\n        }\n    }\n}\n";
+    let failure = error(
+        original,
+        &[edit(
+            "        A => {\n            \"alpha\";\n        }",
+            "x",
+        )],
+    );
+    assert_eq!(
+        failure.render("a.rs", 1),
+        "Could not find the exact text in a.rs. The most similar text (94% similar) is at lines \
+         3-5:\n        A => {\n            \"alpha\"\n        }\nRead the file again and retry \
+         with the exact text of oldText, including whitespace and newlines."
+    );
+}
+
+#[test]
+fn no_close_text_suggests_grep() {
+    let failure = error(
+        "fn main() {\n    run();\n}\n",
+        &[edit("class Widget:\n    pass", "x")],
+    );
+    assert_eq!(
+        failure.render("a.rs", 1),
+        "Could not find the exact text in a.rs. No text in it is close to that; grep for a \
+         distinctive part of it to find where it is.\nRead the file again and retry with the \
+         exact text of oldText, including whitespace and newlines."
+    );
+}
+
+#[test]
+fn repeated_lines_in_an_ambiguity_are_shown_once() {
+    let failure = error("aaaa\nb\naa\n", &[edit("aa", "x")]);
+    assert_eq!(
+        failure.render("f", 1),
+        "Found 4 occurrences of the text in f (starting at lines 1, 3). oldText must match \
+         exactly once: add surrounding lines to make it unique."
+    );
+}
+
+#[test]
+fn renders_an_ambiguous_indentation_with_the_file_lines() {
+    let original = "def f(a):\n    if a:\n        y = 1\n    return 0\n";
+    let failure = error(original, &[edit("if a:\ny = 1", "if a:\ny = 1\nz = 2")]);
+    assert_eq!(
+        failure,
+        EditError::AmbiguousIndentation {
+            index: 0,
+            start_line: 2,
+            lines: "    if a:\n        y = 1".to_owned(),
+            new_line: 3
+        }
+    );
+    assert_eq!(
+        failure.render("f.py", 1),
+        "oldText matches lines 2-3 of f.py only when indentation is ignored, and the depth of \
+         line 3 of newText is ambiguous. The file's lines are:\n    if a:\n        y = 1\n\
+         Retry with oldText and newText indented exactly as in the file."
+    );
+}
