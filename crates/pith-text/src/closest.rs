@@ -15,7 +15,7 @@ use crate::lines::lines;
 use crate::whitespace::key_hash;
 
 /// Candidate windows scored precisely, from each kind of vote.
-const CANDIDATES: usize = 12;
+const CANDIDATES: usize = 8;
 /// Below this similarity nothing is shown.
 const MIN_SIMILARITY: f64 = 0.6;
 /// Texts longer than this (in bytes, both together) are compared line by line instead of
