@@ -82,11 +82,19 @@ struct Located<'a> {
 /// 2. [`MatchTier::Normalized`]: both sides passed through
 ///    [`normalize_for_fuzzy`](crate::normalize_for_fuzzy); the match maps back to the exact
 ///    original bytes it came from, and only those are replaced (the rest of the line stays
-///    as it was, trailing spaces and curly quotes included).
+///    as it was, trailing spaces and curly quotes included). A match starting at the start
+///    of a line starts at the start of the file line (a whitespace-only first line is
+///    replaced whole), and blanks ending `old_text` take the same blanks of the file.
 /// 3. [`MatchTier::Whitespace`]: whole lines, ignoring the kind and amount of indentation
-///    and the length of inner runs of spaces and tabs. `new_text` is re-indented into the
-///    file's style: lines it keeps from `old_text` are copied from the file, others get the
-///    file's indentation characters at the same depth relative to the matched lines.
+///    and the length of inner runs of spaces and tabs; blanks after the last matched
+///    character stay when `old_text` stops before them. Every line of `new_text` is placed
+///    at the depth it belongs at: a line equal to its `old_text` line is the file's line
+///    (shifted only when the sender changed its indentation relative to that `old_text`
+///    line), a changed line takes the indentation of the line it replaces, an inserted line
+///    that of the lines around it; where `old_text` kept the file's structure its
+///    indentation is translated into the file's characters. When a line's depth is
+///    ambiguous, or the result would open a block without indenting it, the edit is refused
+///    with [`EditError::AmbiguousIndentation`].
 ///
 /// `new_text` is otherwise inserted verbatim; its newlines take the endings of the lines it
 /// replaces, and lines outside the matches keep their bytes and endings.
@@ -94,8 +102,9 @@ struct Located<'a> {
 /// # Errors
 ///
 /// [`EditError::NoEdits`] for an empty list, then the first of
-/// [`EditError::EmptyOldText`], [`EditError::NotFound`] or [`EditError::Ambiguous`] in edit
-/// order, then [`EditError::Overlap`], then [`EditError::NoChange`].
+/// [`EditError::EmptyOldText`], [`EditError::NotFound`], [`EditError::Ambiguous`] or
+/// [`EditError::AmbiguousIndentation`] in edit order, then [`EditError::Overlap`], then
+/// [`EditError::NoChange`].
 pub fn apply_edits(original: &str, edits: &[Edit]) -> Result<EditOutcome, EditError> {
     if edits.is_empty() {
         return Err(EditError::NoEdits);

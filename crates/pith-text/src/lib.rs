@@ -14,7 +14,10 @@
 //!   [`Edit`] must match exactly once, on a ladder of [`MatchTier`]s (exact, normalised,
 //!   whitespace-insensitive with re-indentation); only the matched bytes change, line
 //!   endings and a BOM are kept, and errors render into messages that tell the model what
-//!   to do next.
+//!   to do next. On the whitespace rung every line of the new text is placed at the depth
+//!   it belongs at in the file (kept lines byte for byte, changed lines at the depth of the
+//!   line they replace, inserted lines where their neighbours agree), and an edit whose
+//!   depths cannot be told is refused rather than written with a broken structure.
 //! - **Diffs** ([`display_diff`] → [`DisplayDiff`], [`unified_patch`]): a numbered diff for
 //!   display and a unified patch that `patch` and `git apply` accept.
 //!
