@@ -4,19 +4,23 @@ Usage: client.py PATH_TO_PITH
 
 Checks: initialize, tools/list, a call of each of the seven tools in a temporary
 workspace (offered to the server as an MCP root), details in _meta, argument errors,
-progress notifications from a slow bash, and cancelling a `sleep 100` (its process
-must be gone). Prints one line per check; exits 1 if any check failed.
+progress notifications from a slow bash, and cancelling a running `sleep` (it must have
+started, the call must end in cancellation, its process must be gone and the server must
+answer the next call). Prints one PASS or FAIL line per check (with the server's stderr
+when one failed); exits 1 if any check failed.
 """
 
 import asyncio
 import base64
 import os
+import random
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+import anyio
 import mcp.types as types
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
@@ -31,7 +35,8 @@ failures = []
 
 
 def check(name, condition, detail=""):
-    print(f"{'ok  ' if condition else 'FAIL'} {name}" + ("" if condition else f": {detail}"))
+    # tests/mcp/run.sh and scripts/test count the PASS and FAIL lines.
+    print(f"{'PASS' if condition else 'FAIL'} {name}" + ("" if condition else f": {detail}"))
     if not condition:
         failures.append(name)
 
@@ -111,18 +116,35 @@ async def progress_and_cancel(session):
     check("progress messages carry the output tail", any(message and "1" in message for _, message in updates),
           updates)
 
-    marker = f"sleep 100.{os.getpid()}"
-    started = time.monotonic()
-    try:
-        await session.call_tool("bash", {"command": marker}, read_timeout_seconds=1.5)
-        check("the sleep is cancelled", False, "the call returned")
-    except Exception as error:  # the SDK raises MCPError on timeout and sends notifications/cancelled
-        check("the client times out the sleep", time.monotonic() - started < 10, repr(error))
-    gone = await wait_for(lambda: not process_alive(marker), 10)
+    # A marker unique to this run: no other process (an earlier run, a parallel one) matches it.
+    marker = f"sleep 1000.{os.getpid()}{random.randrange(10**9)}"
+    outcome = {}
+
+    async def sleeping_call():
+        try:
+            outcome["result"] = await session.call_tool("bash", {"command": marker})
+        except BaseException as error:  # noqa: BLE001 - recorded and checked below
+            outcome["error"] = error
+            raise
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(sleeping_call)
+        # Explicit synchronisation: cancel only once the sleep runs.
+        started = await wait_for(lambda: process_alive(marker), 30)
+        check("the sleep started before the cancel", started, marker)
+        # Cancelling the caller makes the SDK send notifications/cancelled for the request.
+        group.cancel_scope.cancel()
+    error = outcome.get("error")
+    check("the cancelled call ends in cancellation, with no result",
+          "result" not in outcome and isinstance(error, anyio.get_cancelled_exc_class()), outcome)
+    # Mutation that makes this fail: pith-mcp ignoring notifications/cancelled (not
+    # cancelling the call's token) leaves the sleep running for 1000 s.
+    gone = await wait_for(lambda: not process_alive(marker), 20)
     check("the cancelled sleep's process is gone", gone, marker)
 
-    await session.send_ping()
-    check("the server still answers after the cancel", True)
+    result = await session.call_tool("bash", {"command": "echo still-serving"})
+    check("the server still answers after the cancel",
+          not result.is_error and text_of(result).strip() == "still-serving", text_of(result))
 
 
 async def main(pith):

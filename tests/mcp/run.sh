@@ -4,6 +4,9 @@
 #   .venv/              python venv with mcp==2.3.0
 #   .tools/inspector/   npm @modelcontextprotocol/inspector@1.0.3 (runs on node 20)
 # Usage: tests/mcp/run.sh [PATH_TO_PITH]   (default: target/debug/pith, built if missing)
+# Prints one `PASS name` or `FAIL name: why` line per check (scripts/test counts them).
+# Without python3 (and its venv module) the checks are skipped visibly: recorded in
+# $PITH_SKIP_LOG, and a failure if $PITH_PRESENT says Python is here.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$(pwd)
@@ -19,6 +22,18 @@ else
     pith=$root/target/debug/pith
 fi
 pith=$(realpath "$pith")
+
+if ! command -v python3 >/dev/null || ! python3 -c 'import venv' 2>/dev/null; then
+    if [[ ,${PITH_PRESENT:-}, == *,python,* ]]; then
+        echo "FAIL MCP client tests: python3 with venv is missing, but the test command found it" >&2
+        exit 1
+    fi
+    echo "SKIPPED MCP client tests: python3 with the venv module is not installed"
+    if [[ -n ${PITH_SKIP_LOG:-} ]]; then
+        printf 'tests/mcp/run.sh\tpython\tpython3 with the venv module is not installed\n' >>"$PITH_SKIP_LOG"
+    fi
+    exit 0
+fi
 
 if ! .venv/bin/python -c "import mcp, importlib.metadata as m; assert m.version('mcp') == '$MCP_VERSION'" 2>/dev/null; then
     echo "==> installing the Python MCP SDK $MCP_VERSION into .venv"
@@ -60,7 +75,7 @@ import json, sys
 names = [tool["name"] for tool in json.load(open(sys.argv[1]))["tools"]]
 expected = ["read", "bash", "edit", "write", "grep", "find", "ls"]
 assert names == expected, f"tools/list gave {names}, expected {expected}"
-print("inspector tools/list:", ", ".join(names))
+print("PASS inspector tools/list:", ", ".join(names))
 PY
 
 run_inspector --method tools/call --tool-name ls --tool-arg path=. > "$scratch/call.json"
@@ -70,7 +85,7 @@ result = json.load(open(sys.argv[1]))
 assert not result.get("isError"), result
 text = result["content"][0]["text"]
 assert text.splitlines() == ["hello.txt"], f"ls gave {text!r}"
-print("inspector tools/call ls:", text.replace("\n", " "))
+print("PASS inspector tools/call ls:", text.replace("\n", " "))
 PY
 
 echo "MCP client tests passed."

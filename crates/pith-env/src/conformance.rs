@@ -46,7 +46,7 @@
 //!   `write_atomic_needs_an_existing_parent`, `write_atomic_leaves_no_temp_files`;
 //! - tree: `metadata_follows_symlinks`, `read_dir_lists_names_and_kinds`,
 //!   `canonicalize_resolves_symlinks`, `create_dir_all_is_nested_and_idempotent`,
-//!   `home_dir_is_absolute`;
+//!   `home_dir_is_absolute`, `remove_dir_refuses_a_non_empty_directory`;
 //! - errors: `missing_paths_are_not_found`, `directories_are_not_files`,
 //!   `files_are_not_directories`, `symlink_loops_are_reported`.
 
@@ -157,6 +157,7 @@ pub async fn run_all(fixture: &dyn Fixture) -> Report {
         tree::canonicalize_resolves_symlinks,
         tree::create_dir_all_is_nested_and_idempotent,
         tree::home_dir_is_absolute,
+        tree::remove_dir_refuses_a_non_empty_directory,
         errors::missing_paths_are_not_found,
         errors::directories_are_not_files,
         errors::files_are_not_directories,

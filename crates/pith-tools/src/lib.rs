@@ -22,6 +22,11 @@
 //! # tokio::runtime::Runtime::new().unwrap().block_on(demo());
 //! ```
 
+/// The README, whose library example runs as a doc test so that it cannot rot.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeExample;
+
 mod args;
 mod hooks;
 mod paths;

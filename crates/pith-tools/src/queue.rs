@@ -138,6 +138,17 @@ impl MutationQueue {
             .unwrap_or_else(PoisonError::into_inner)
             .len()
     }
+
+    /// How many calls currently hold or wait for a turn, over all files (lets a
+    /// caller, such as a test, wait until a call has queued).
+    pub fn claims(&self) -> usize {
+        self.slots
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .values()
+            .map(|slot| slot.users)
+            .sum()
+    }
 }
 
 /// Why [`exclusive`] could not run its work.

@@ -403,8 +403,11 @@ async fn real_temp_file_and_rename_failures_leave_the_old_file_and_no_temp_file(
             let old = snapshot(&workspace.root);
             let target = workspace.root.join(immutable);
             if !set_immutable(&target, true) {
-                eprintln!("chattr +i is not supported here; skipping");
-                return;
+                return pith_testkit::skip(
+                    "real_temp_file_and_rename_failures_leave_the_old_file_and_no_temp_file",
+                    pith_testkit::Prerequisite::Chattr,
+                    "chattr +i does not work on the temp directory's file system",
+                );
             }
             let guard = Immutable(target);
             let result = workspace.call(tool, &args).await.unwrap();
@@ -421,11 +424,32 @@ async fn real_temp_file_and_rename_failures_leave_the_old_file_and_no_temp_file(
     }
 }
 
-/// The fault wrapper is shared, so the same handle counts a whole call.
+/// The fault wrapper is shared, so the same handle counts a whole call, on
+/// each of the three ports (file system, processes, search).
 #[tokio::test]
 async fn the_operation_log_covers_every_port_a_call_uses() {
     let workspace = Workspace::new();
-    let _ = workspace.call("grep", &json!({"pattern": "beta"})).await;
-    let ops = workspace.faulty.operations();
-    assert!(ops.contains(&Operation::Grep), "{ops:?}");
+    let calls = [
+        ("grep", json!({"pattern": "beta"})),
+        ("read", json!({"path": "f.txt"})),
+        ("bash", json!({"command": "echo done"})),
+    ];
+    let mut logs = Vec::new();
+    for (tool, args) in &calls {
+        workspace.faulty.reset();
+        let result = workspace.call(tool, args).await.unwrap();
+        assert!(!result.is_error, "{tool}: {result:?}");
+        logs.push(workspace.faulty.operations());
+    }
+    let [grep, read, bash] = &logs[..] else {
+        unreachable!()
+    };
+    assert!(grep.contains(&Operation::Grep), "grep: {grep:?}");
+    assert!(grep.iter().all(|op| !op.is_exec()), "grep: {grep:?}");
+    assert!(
+        read.iter().any(|op| op.is_fs()) && read.iter().all(|op| op.is_fs()),
+        "read: {read:?}"
+    );
+    assert!(bash.contains(&Operation::Exec), "bash: {bash:?}");
+    assert!(bash.iter().all(|op| !op.is_search()), "bash: {bash:?}");
 }

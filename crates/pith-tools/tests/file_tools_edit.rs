@@ -3,9 +3,44 @@
 use std::fs;
 use std::sync::Arc;
 
+use pith_env::{CancellationToken, LocalEnv};
+use pith_tools::CallOptions;
 use serde_json::json;
 
 use crate::file_tools::{Fixture, cancelled};
+
+/// On real files: an edit cancelled while it waits for its file's turn changes nothing.
+#[tokio::test]
+async fn an_edit_cancelled_while_queued_changes_nothing_on_disk() {
+    let fx = Fixture::new();
+    let path = fx.write("f.txt", "x\n");
+    let queue = fx.tools.queue();
+    let holder = queue.lock(&LocalEnv::new(), &path).await.unwrap();
+    let cancel = CancellationToken::new();
+    let options = CallOptions {
+        cancel: cancel.clone(),
+        ..CallOptions::default()
+    };
+    let session = fx.tools.session();
+    let args = json!({"path": "f.txt", "edits": [{"oldText": "x", "newText": "y"}]});
+    let call = tokio::spawn(async move { session.call("edit", args, options).await });
+    // Explicit synchronisation: the edit has claimed its place behind the holder.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while queue.claims() < 2 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the edit never queued"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+    }
+    cancel.cancel();
+    drop(holder);
+    let result = call.await.unwrap();
+    assert!(result.is_error, "{result:?}");
+    assert_eq!(result.text_content(), "Operation aborted");
+    assert_eq!(fx.read("f.txt"), "x\n");
+    assert_eq!(queue.claims(), 0);
+}
 
 #[tokio::test]
 async fn edit_replaces_exact_text_and_reports_diff_and_patch() {

@@ -94,6 +94,11 @@ async fn a_new_session_has_read_nothing() {
         )
         .await;
     assert!(result.is_error);
+    assert_eq!(
+        result.text_content(),
+        "a.txt already exists and has not been read in this session. Read it first, then write it (or use edit for targeted changes)."
+    );
+    assert_eq!(fx.read("a.txt"), "x\n");
 }
 
 #[tokio::test]

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::{Value, json};
 
-use crate::file_tools::{Dir, pith};
+use crate::file_tools::Dir;
 use crate::support::run_measured;
 
 fn lines(prefix: &str, count: usize) -> String {
@@ -90,23 +90,31 @@ fn edits_and_writes_through_symlink_aliases_are_serialised_with_their_target() {
     assert_eq!(written.lines().count(), 2000);
 }
 
-/// A small xorshift generator seeded from the clock: random kill moments.
+/// A small xorshift generator, seeded from the clock or from `PITH_STRESS_SEED`
+/// (the test prints its seed so that a failure can be replayed).
 struct Random(u64);
 
 impl Random {
     fn new() -> Random {
-        let nanos = SystemTime::now()
-            .duration_since(SystemTime::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos() as u64;
-        Random(nanos | 1)
+        let seed = match std::env::var("PITH_STRESS_SEED") {
+            Ok(seed) => seed.parse().expect("PITH_STRESS_SEED must be a number"),
+            Err(_) => {
+                SystemTime::now()
+                    .duration_since(SystemTime::UNIX_EPOCH)
+                    .unwrap()
+                    .as_nanos() as u64
+                    | 1
+            }
+        };
+        Random(seed)
     }
 
-    fn below(&mut self, bound: u64) -> u64 {
+    /// A number in `[0, 1)`.
+    fn unit(&mut self) -> f64 {
         self.0 ^= self.0 << 13;
         self.0 ^= self.0 >> 7;
         self.0 ^= self.0 << 17;
-        self.0 % bound.max(1)
+        (self.0 >> 11) as f64 / (1u64 << 53) as f64
     }
 }
 
@@ -124,9 +132,93 @@ fn remove_leftovers(dir: &Dir) -> usize {
     count
 }
 
+/// Stops `pid` with SIGSTOP and waits until every thread of it has stopped (or it exited).
+fn stop(pid: i32) {
+    // SAFETY: kill with the pid of our own child and a valid signal.
+    unsafe { libc::kill(pid, libc::SIGSTOP) };
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let Ok(tasks) = fs::read_dir(format!("/proc/{pid}/task")) else {
+            return;
+        };
+        let running = tasks.filter_map(Result::ok).any(|task| {
+            let stat = fs::read_to_string(task.path().join("stat")).unwrap_or_default();
+            // The state follows the parenthesised command name.
+            let state = stat
+                .rsplit(") ")
+                .next()
+                .and_then(|rest| rest.chars().next());
+            !matches!(state, Some('T' | 't' | 'Z' | 'X') | None)
+        });
+        if !running || Instant::now() > deadline {
+            return;
+        }
+        std::thread::yield_now();
+    }
+}
+
+/// Whether the (stopped) process has a file under `root` open for writing: the
+/// moment of a kill lies inside the write.
+fn writing_under(pid: i32, root: &std::path::Path) -> bool {
+    let Ok(fds) = fs::read_dir(format!("/proc/{pid}/fd")) else {
+        return false;
+    };
+    fds.filter_map(Result::ok).any(|fd| {
+        let under = fs::read_link(fd.path()).is_ok_and(|target| target.starts_with(root));
+        let info = fs::read_to_string(format!(
+            "/proc/{pid}/fdinfo/{}",
+            fd.file_name().to_string_lossy()
+        ))
+        .unwrap_or_default();
+        let flags = info
+            .lines()
+            .find_map(|line| line.strip_prefix("flags:"))
+            .and_then(|flags| u32::from_str_radix(flags.trim(), 8).ok())
+            .unwrap_or(0);
+        under && flags & libc::O_ACCMODE as u32 != libc::O_RDONLY as u32
+    })
+}
+
+/// Waits until `pid` opens a file under `root` for writing; false if it exited first.
+fn wait_for_write(pid: i32, root: &std::path::Path) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while Instant::now() < deadline {
+        if writing_under(pid, root) {
+            return true;
+        }
+        let stat = fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        if stat.is_empty()
+            || stat
+                .rsplit(") ")
+                .next()
+                .is_some_and(|rest| rest.starts_with('Z'))
+        {
+            return false;
+        }
+        std::thread::sleep(Duration::from_micros(200));
+    }
+    false
+}
+
+/// SIGKILL during a 16 MiB write leaves the old or the new file, never a mixture.
+///
+/// Each attempt waits until the writer has a file under the workspace open for
+/// writing (explicit synchronisation: the write has begun), waits a random part
+/// of the write's expected duration, stops the writer (SIGSTOP), checks that it
+/// still holds the file open for writing, and kills it (SIGKILL). Only such kills
+/// test atomicity, so the test counts them and adapts: a kill that came after the
+/// write ended shortens the expected duration. It needs `MID_WRITE` kills inside
+/// the write within `ATTEMPTS`, and prints its seed (`PITH_STRESS_SEED` replays it).
+///
+/// The mutation that makes it fail: writing in place instead of through a temp
+/// file (in `write_atomic_blocking`, `fs::write(&file, contents)` in place of the
+/// `unnamed::write`/`write_named` calls) leaves a truncated file after a mid-write
+/// kill, and the test stops with "the file is neither the old nor the new version".
 #[test]
 fn a_write_killed_at_random_moments_leaves_the_old_or_the_new_file_never_a_mixture() {
-    const SIZE: usize = 50 << 20;
+    const SIZE: usize = 16 << 20;
+    const ATTEMPTS: usize = 40;
+    const MID_WRITE: usize = 10;
     let dir = Dir::new();
     let versions: Vec<Vec<u8>> = ["A", "B"]
         .iter()
@@ -146,17 +238,7 @@ fn a_write_killed_at_random_moments_leaves_the_old_or_the_new_file_never_a_mixtu
         })
         .collect();
     dir.write("big.txt", &versions[0]);
-    // One undisturbed write gives the time window to aim the kills at.
-    let started = Instant::now();
-    let output = pith(&["call", "write", "-", "--cwd", dir.cwd()], &requests[1]);
-    assert!(output.status.success(), "{output:?}");
-    let window = started.elapsed();
-    assert_eq!(dir.read("big.txt"), versions[1]);
-    let mut random = Random::new();
-    let (mut old, mut new, mut leftovers) = (0, 0, 0);
-    for _ in 0..50 {
-        let current = usize::from(dir.read("big.txt") == versions[1]);
-        let next = 1 - current;
+    let spawn = |next: usize| {
         let mut child = Command::new(env!("CARGO_BIN_EXE_pith"))
             .args(["call", "write", "-", "--cwd", dir.cwd()])
             .stdin(Stdio::piped())
@@ -169,25 +251,78 @@ fn a_write_killed_at_random_moments_leaves_the_old_or_the_new_file_never_a_mixtu
         let feeder = std::thread::spawn(move || {
             let _ = stdin.write_all(&request);
         });
-        let delay = random.below(window.as_millis() as u64 * 11 / 10);
-        std::thread::sleep(Duration::from_millis(delay));
+        (child, feeder)
+    };
+    // One undisturbed write measures how long the file stays open for writing.
+    let (mut child, feeder) = spawn(1);
+    assert!(
+        wait_for_write(child.id() as i32, &dir.root),
+        "the write never opened a file"
+    );
+    let began = Instant::now();
+    while writing_under(child.id() as i32, &dir.root) {
+        std::thread::sleep(Duration::from_micros(200));
+    }
+    let mut window = began.elapsed().as_secs_f64();
+    assert!(child.wait().unwrap().success());
+    feeder.join().unwrap();
+    assert_eq!(dir.read("big.txt"), versions[1]);
+    let mut random = Random::new();
+    let seed = random.0;
+    eprintln!("random kill moments: seed {seed} (replay with PITH_STRESS_SEED={seed})");
+    let (mut missed, mut mid, mut late, mut leftovers) = (0, 0, 0, 0);
+    let mut outcomes = Vec::new();
+    for _ in 0..ATTEMPTS {
+        if mid >= MID_WRITE {
+            break;
+        }
+        let current = usize::from(dir.read("big.txt") == versions[1]);
+        let next = 1 - current;
+        let (mut child, feeder) = spawn(next);
+        let pid = child.id() as i32;
+        let began = wait_for_write(pid, &dir.root);
+        let delay = random.unit() * window;
+        std::thread::sleep(Duration::from_secs_f64(delay));
+        stop(pid);
+        let writing = began && writing_under(pid, &dir.root);
         let _ = child.kill();
         child.wait().unwrap();
         feeder.join().unwrap();
         let after = dir.read("big.txt");
-        if after == versions[next] {
-            new += 1;
+        let outcome = if after == versions[next] {
+            "new"
         } else {
             assert!(
                 after == versions[current],
-                "the file is neither the old nor the new version ({} bytes)",
-                after.len()
+                "the file is neither the old nor the new version ({} bytes) after a kill \
+                 {:.1} ms into the write",
+                after.len(),
+                delay * 1000.0
             );
-            old += 1;
+            "old"
+        };
+        if writing {
+            mid += 1;
+            outcomes.push(outcome);
+        } else if !began {
+            missed += 1;
+        } else {
+            // The write ended before the kill: aim earlier.
+            late += 1;
+            window *= 0.7;
         }
         leftovers += remove_leftovers(&dir);
     }
-    assert_eq!(old + new, 50);
+    eprintln!(
+        "kills: {mid} inside the write (outcomes {outcomes:?}), {late} after it, {missed} \
+         writes never seen; last window {:.1} ms",
+        window * 1000.0
+    );
+    assert!(
+        mid >= MID_WRITE,
+        "only {mid} of {} kills landed inside the write (need {MID_WRITE}): atomicity was not tested",
+        missed + mid + late
+    );
     // The unnamed (O_TMPFILE) temp file vanishes with a killed writer.
     assert_eq!(leftovers, 0, "temp files left behind by killed writes");
 }

@@ -2,9 +2,10 @@
 // Marks the helpers as test code, where clippy allows unwrap.
 #![cfg(test)]
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -18,8 +19,10 @@ pub(crate) struct Server {
     child: Child,
     stdin: Option<ChildStdin>,
     lines: Receiver<Value>,
-    /// Notifications seen while waiting for responses.
-    notifications: Vec<Value>,
+    /// What the server wrote to stderr so far (printed when a test fails).
+    stderr: Arc<Mutex<Vec<u8>>>,
+    /// Notifications (and requests from the server) seen while waiting for responses.
+    pub(crate) notifications: Vec<Value>,
 }
 
 impl Server {
@@ -30,15 +33,30 @@ impl Server {
 
     /// Starts `pith mcp --cwd dir EXTRA...` without the handshake.
     pub(crate) fn spawn_with(dir: &TempDir, extra: &[&str]) -> Server {
+        Server::spawn_env(dir, extra, &[])
+    }
+
+    /// Starts `pith mcp --cwd dir EXTRA...` with extra environment variables, no handshake.
+    pub(crate) fn spawn_env(dir: &TempDir, extra: &[&str], env: &[(&str, &str)]) -> Server {
         let mut child = Command::new(env!("CARGO_BIN_EXE_pith"))
             .args(["mcp", "--cwd", dir.path().to_str().unwrap()])
             .args(extra)
             .env_remove("RUST_LOG")
+            .envs(env.iter().copied())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(Stdio::piped())
             .spawn()
             .unwrap();
+        let mut err = child.stderr.take().unwrap();
+        let stderr = Arc::new(Mutex::new(Vec::new()));
+        let sink = stderr.clone();
+        std::thread::spawn(move || {
+            let mut buffer = [0; 4096];
+            while let Ok(read @ 1..) = err.read(&mut buffer) {
+                sink.lock().unwrap().extend_from_slice(&buffer[..read]);
+            }
+        });
         let stdout = child.stdout.take().unwrap();
         let (sender, lines) = channel();
         std::thread::spawn(move || {
@@ -57,8 +75,19 @@ impl Server {
             child,
             stdin,
             lines,
+            stderr,
             notifications: Vec::new(),
         }
+    }
+
+    /// The server's process id.
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// What the server wrote to stderr so far.
+    pub(crate) fn stderr_text(&self) -> String {
+        String::from_utf8_lossy(&self.stderr.lock().unwrap()).into_owned()
     }
 
     /// Starts the server and completes the handshake.
@@ -114,6 +143,15 @@ impl Server {
         }
     }
 
+    /// The next message the server sends, whatever it is.
+    pub(crate) fn next_message(&mut self) -> Value {
+        match self.lines.recv_timeout(PATIENCE) {
+            Ok(message) => message,
+            Err(RecvTimeoutError::Timeout) => panic!("no message in {PATIENCE:?}"),
+            Err(RecvTimeoutError::Disconnected) => panic!("the server closed stdout"),
+        }
+    }
+
     pub(crate) fn request(&mut self, id: i64, method: &str, params: Value) -> Value {
         self.send(id, method, params);
         self.response(&json!(id))
@@ -131,6 +169,11 @@ impl Server {
     /// Closes stdin and waits for the exit; `None` if it did not exit in time.
     pub(crate) fn close_and_wait(&mut self, limit: Duration) -> Option<std::process::ExitStatus> {
         drop(self.stdin.take());
+        self.wait_exit(limit)
+    }
+
+    /// Waits for the exit; `None` if it did not exit in time.
+    pub(crate) fn wait_exit(&mut self, limit: Duration) -> Option<std::process::ExitStatus> {
         let deadline = Instant::now() + limit;
         while Instant::now() < deadline {
             if let Some(status) = self.child.try_wait().unwrap() {
@@ -146,6 +189,9 @@ impl Drop for Server {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        if std::thread::panicking() {
+            eprintln!("--- pith mcp stderr ---\n{}", self.stderr_text());
+        }
     }
 }
 
@@ -153,13 +199,25 @@ pub(crate) fn text(result: &Value) -> &str {
     result["content"][0]["text"].as_str().unwrap_or_default()
 }
 
+/// A `sleep` command no other process has: 1000 s with a fraction unique to this
+/// run (process id, a counter and the clock), so that `pgrep -f` finds only ours.
+pub(crate) fn unique_sleep() -> String {
+    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let count = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos();
+    format!("sleep 1000.{}{count}{nanos}", std::process::id())
+}
+
 /// Whether a process whose command line contains `marker` is alive.
-fn process_alive(marker: &str) -> bool {
+pub(crate) fn process_alive(marker: &str) -> bool {
     let output = Command::new("pgrep").args(["-f", marker]).output().unwrap();
     output.status.success()
 }
 
-fn wait_until_gone(marker: &str) -> bool {
+pub(crate) fn wait_until_gone(marker: &str) -> bool {
     let deadline = Instant::now() + PATIENCE;
     while Instant::now() < deadline {
         if !process_alive(marker) {
@@ -357,40 +415,55 @@ fn details_go_to_meta_and_never_into_the_text() {
 fn a_running_bash_reports_progress_when_asked() {
     let dir = TempDir::new().unwrap();
     let mut server = Server::start(&dir);
-    let command = "for i in 1 2 3 4 5; do echo line$i; sleep 0.3; done";
+    // Explicit synchronisation instead of sleeps: the command goes on only after a
+    // progress notification carrying its output reached this client (it creates `go`).
+    let go = dir.path().join("go");
+    let command = format!(
+        "echo line1; until [ -e {} ]; do sleep 0.01; done; echo line2",
+        go.display()
+    );
     server.send(
         1,
         "tools/call",
         json!({
             "name": "bash",
-            "arguments": {"command": command},
+            "arguments": {"command": command, "timeout": 60},
             "_meta": {"progressToken": "tail"},
         }),
     );
-    let response = server.response(&json!(1));
+    let mut progress = Vec::new();
+    let response = loop {
+        let message = server.next_message();
+        if message.get("id") == Some(&json!(1)) {
+            break message;
+        }
+        if message["method"] == "notifications/progress" {
+            let params = message["params"].clone();
+            if params["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("line1"))
+            {
+                std::fs::write(&go, b"").unwrap();
+            }
+            progress.push(params);
+        }
+    };
     assert_eq!(response["result"]["isError"], false, "{response}");
-    let progress: Vec<&Value> = server
-        .notifications
-        .iter()
-        .filter(|n| n["method"] == "notifications/progress")
-        .map(|n| &n["params"])
-        .collect();
-    assert!(progress.len() >= 2, "{:?}", server.notifications);
+    assert_eq!(text(&response["result"]), "line1\nline2\n", "{response}");
+    assert!(!progress.is_empty(), "no progress while the command ran");
     assert!(progress.iter().all(|p| p["progressToken"] == "tail"));
     let counters: Vec<f64> = progress
         .iter()
         .map(|p| p["progress"].as_f64().unwrap())
         .collect();
     assert!(counters.windows(2).all(|w| w[0] < w[1]), "{counters:?}");
-    let last = progress.last().unwrap()["message"].as_str().unwrap();
-    assert!(last.contains("line"), "{last}");
 }
 
 #[test]
 fn cancelling_a_call_kills_its_process() {
     let dir = TempDir::new().unwrap();
     let mut server = Server::start(&dir);
-    let marker = "sleep 100.4711";
+    let marker = &unique_sleep();
     server.send(
         1,
         "tools/call",
@@ -426,7 +499,7 @@ fn stdin_eof_ends_the_server_and_its_children() {
     assert!(status.is_some_and(|s| s.success()), "{status:?}");
 
     let mut busy = Server::start(&dir);
-    let marker = "sleep 100.4712";
+    let marker = &unique_sleep();
     busy.send(
         1,
         "tools/call",

@@ -469,5 +469,9 @@ fn grep_with_a_million_matches_and_a_limit_stays_under_64_mib() {
     eprintln!("grep 1,000,000 matches, limit 10: peak RSS {peak_kib} KiB");
     assert!(out.contains("big.txt:10:"), "{}", truncate(&out));
     assert!(!out.contains("big.txt:11:"), "{}", truncate(&out));
+    assert!(
+        peak_kib > 0,
+        "VmHWM was never sampled: the bound below would hold vacuously"
+    );
     assert!(peak_kib <= 64 * 1024, "peak RSS {peak_kib} KiB");
 }

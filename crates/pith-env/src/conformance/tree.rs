@@ -227,3 +227,51 @@ pub(super) async fn home_dir_is_absolute(ctx: &Ctx<'_>) -> CheckResult {
         None => Ok(()),
     }
 }
+
+/// `remove_dir` refuses a directory that holds anything (it protects user data when
+/// a failed nested write undoes the directories it created) and removes an empty one.
+/// An adapter that cannot remove directories reports `Unsupported` for both.
+pub(super) async fn remove_dir_refuses_a_non_empty_directory(ctx: &Ctx<'_>) -> CheckResult {
+    let fs = &ctx.fs;
+    let (full, nested, empty) = (ctx.path("full"), ctx.path("nested"), ctx.path("empty"));
+    ok(fs.create_dir_all(&full).await, "create_dir_all(full)")?;
+    ctx.write(&full.join("keep.txt"), b"user data").await?;
+    ok(
+        fs.create_dir_all(&nested.join("sub")).await,
+        "create_dir_all(nested/sub)",
+    )?;
+    ok(fs.create_dir_all(&empty).await, "create_dir_all(empty)")?;
+    let mut unsupported = false;
+    for dir in [&full, &nested] {
+        match fs.remove_dir(dir).await {
+            Ok(()) => {
+                return Err(format!(
+                    "remove_dir removed the non-empty directory {}",
+                    dir.display()
+                ));
+            }
+            Err(error) => unsupported |= error.kind == FsErrorKind::Unsupported,
+        }
+    }
+    let kept = ok(fs.read(&full.join("keep.txt")).await, "read(full/keep.txt)")?;
+    ensure(kept == b"user data", || {
+        "remove_dir changed the contents of a directory it refused".to_owned()
+    })?;
+    let stat = ok(
+        fs.metadata(&nested.join("sub")).await,
+        "metadata(nested/sub)",
+    )?;
+    ensure(stat.is_dir(), || "nested/sub is gone".to_owned())?;
+    match fs.remove_dir(&empty).await {
+        Ok(()) => {
+            let gone = fs.metadata(&empty).await;
+            ensure(
+                gone.as_ref()
+                    .is_err_and(|error| error.kind == FsErrorKind::NotFound),
+                || format!("remove_dir(empty) left it: {gone:?}"),
+            )
+        }
+        Err(error) if error.kind == FsErrorKind::Unsupported && unsupported => Ok(()),
+        Err(error) => Err(format!("remove_dir(empty) failed: {error}")),
+    }
+}
