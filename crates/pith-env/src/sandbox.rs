@@ -603,16 +603,6 @@ impl SandboxStatus {
                 true,
                 "new IPv4/IPv6 sockets are denied (seccomp); Unix sockets are allowed".into(),
             );
-            say(
-                "tcp-denied",
-                abi >= 4,
-                if abi >= 4 {
-                    "TCP bind and connect are denied (Landlock ABI 4), sockets passed in included"
-                        .into()
-                } else {
-                    "TCP bind and connect on sockets passed in are not denied (needs Landlock ABI 4)".into()
-                },
-            );
         } else {
             say("network-denied", false, "network: not restricted".into());
         }

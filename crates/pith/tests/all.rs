@@ -12,6 +12,7 @@ mod file_tools_stress;
 mod mcp;
 mod reliability;
 mod safety;
+mod sandbox_escapes;
 mod search;
 mod support;
 mod watchdog;

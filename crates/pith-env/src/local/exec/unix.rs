@@ -114,10 +114,34 @@ pub(super) fn group_alive(pgid: i32) -> bool {
     pgid > 1 && !matches!(killpg(Pid::from_raw(pgid), None), Err(Errno::ESRCH))
 }
 
+/// Set once this process is a child subreaper.
+static SUBREAPER: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 /// Marks this process as a child subreaper (`PR_SET_CHILD_SUBREAPER`).
 #[cfg(target_os = "linux")]
 pub(super) fn set_child_subreaper() -> io::Result<()> {
-    nix::sys::prctl::set_child_subreaper(true).map_err(io::Error::from)
+    nix::sys::prctl::set_child_subreaper(true).map_err(io::Error::from)?;
+    SUBREAPER.store(true, std::sync::atomic::Ordering::Relaxed);
+    Ok(())
+}
+
+/// Whether [`set_child_subreaper`] succeeded in this process.
+pub(super) fn is_subreaper() -> bool {
+    SUBREAPER.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// The process group of `pid`, if it still exists.
+pub(super) fn group_of(pid: i32) -> Option<i32> {
+    nix::unistd::getpgid(Some(Pid::from_raw(pid)))
+        .ok()
+        .map(Pid::as_raw)
+}
+
+/// SIGKILLs one process; a process that is gone is not an error.
+pub(super) fn kill_process(pid: i32) {
+    if pid > 1 {
+        let _ = nix::sys::signal::kill(Pid::from_raw(pid), Signal::SIGKILL);
+    }
 }
 
 /// Subreapers exist only on Linux.
