@@ -42,6 +42,8 @@ pub(crate) fn run() -> i32 {
         Ok(runtime) => runtime,
         Err(error) => return report(&error.into()),
     };
+    // Old full-output files: older than 24 hours, then the oldest beyond 2 GiB.
+    pith_env::prune_output_dir(&pith_env::output_dir());
     let env = Env::local();
     let outcome = runtime.block_on(async {
         signals::install(env.clone())?;

@@ -79,10 +79,12 @@ impl PartialEq for Safety {
 impl Eq for Safety {}
 
 impl Workspace {
-    /// The tool set over `env` in this workspace.
-    pub(crate) fn toolset(&self, env: &Env, policy: OverwritePolicy) -> ToolSet {
+    /// The tool set over `env` in this workspace. `keep_output`: the session
+    /// keeps bash's full-output files when it ends (`call`, `batch`, `--keep-output`).
+    pub(crate) fn toolset(&self, env: &Env, policy: OverwritePolicy, keep_output: bool) -> ToolSet {
         let mut config = ToolConfig::default();
         config.overwrite_policy = policy;
+        config.bash.keep_output = keep_output || self.keep_output;
         config.workspace = self.safety.workspace.clone();
         config.sandbox = self.safety.sandbox.clone();
         ToolSet::builder(env.clone())

@@ -6,6 +6,7 @@
 )]
 
 mod bash;
+mod bash_files;
 mod cli;
 mod file_tools;
 mod file_tools_stress;

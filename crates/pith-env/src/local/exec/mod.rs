@@ -19,6 +19,7 @@ use tokio::process::{Child, ChildStderr, ChildStdout, Command};
 use tokio::time::{Instant, sleep_until};
 use tokio_util::sync::CancellationToken;
 
+pub use log::{OUTPUT_CAP, output_dir, prune_output_dir};
 pub(crate) use table::ProcessTable;
 
 use crate::{
