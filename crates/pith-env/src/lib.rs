@@ -46,7 +46,7 @@ pub use crate::exec::{
     Exec, ExecOutcome, ExecRequest, ExitStatus, OutputLog, OutputSink, OutputStream, Termination,
 };
 pub use crate::fs::{DirEntry, FileKind, FileReader, FileSystem, Metadata};
-pub use crate::local::LocalEnv;
+pub use crate::local::{LocalEnv, OUTPUT_CAP, output_dir, prune_output_dir};
 pub use crate::memory::MemoryEnv;
 pub use crate::sandbox::{SandboxFallback, SandboxMode, SandboxPolicy, SandboxStatus};
 pub use crate::search::{

@@ -1,11 +1,16 @@
-//! The OS sandbox for commands: Landlock file-system rules and a seccomp
-//! network filter, applied to the child between `fork` and `exec`.
+//! The OS sandbox for commands: Landlock rules (files, TCP, scopes), a mount
+//! namespace (read-only outside the writable places and on `.git/`), and a
+//! seccomp filter, applied to the child between `fork` and `exec`.
 //!
 //! A boundary inside the tool is no boundary: a command can always write
 //! wherever the user can. So the sandbox is the kernel's. The parent builds
-//! everything that allocates (the Landlock ruleset, the BPF program) before
-//! spawning; the child only makes the raw `prctl`, `landlock_restrict_self`
-//! and `seccomp` system calls, which are async-signal-safe.
+//! everything that allocates (the Landlock ruleset, the BPF program, the mount
+//! plan's strings) before spawning; the child only makes raw system calls.
+//! The threat model and what each guarantee needs from the kernel are in
+//! docs/reliability.md.
+
+mod filter;
+mod mount;
 
 use std::fmt;
 use std::io;
@@ -14,9 +19,10 @@ use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
 use landlock::{
-    ABI, Access, AccessFs, CompatLevel, Compatible, Ruleset, RulesetAttr, RulesetCreatedAttr,
-    path_beneath_rules,
+    ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, Ruleset, RulesetAttr,
+    RulesetCreatedAttr, Scope, path_beneath_rules,
 };
+use serde::Serialize;
 
 use crate::ExecError;
 
@@ -80,9 +86,13 @@ pub struct SandboxPolicy {
     /// How much the command may write.
     pub mode: SandboxMode,
     /// Directories the command may write in (workspace-write mode); the
-    /// system temporary directory is always added.
+    /// temporary directories and `/dev/shm` are always added.
     pub writable: Vec<PathBuf>,
-    /// Deny new IPv4/IPv6 sockets (seccomp).
+    /// Paths inside the writable directories that commands may not change
+    /// (workspace-write mode; `--protect`). Each writable directory's `.git`
+    /// is always added. Paths that do not exist when a command starts are skipped.
+    pub read_only: Vec<PathBuf>,
+    /// Deny new IPv4/IPv6 sockets (seccomp) and TCP bind/connect (Landlock).
     pub deny_network: bool,
     /// What to do when Landlock is not available.
     pub fallback: SandboxFallback,
@@ -98,7 +108,9 @@ impl SandboxPolicy {
     /// besides its writable roots: the temporary directories and `/dev/shm`.
     pub fn always_writable() -> Vec<PathBuf> {
         let mut dirs = temp_dirs();
-        dirs.push(PathBuf::from("/dev/shm"));
+        if Path::new("/dev/shm").is_dir() {
+            dirs.push(PathBuf::from("/dev/shm"));
+        }
         dirs
     }
 
@@ -107,138 +119,188 @@ impl SandboxPolicy {
         self.mode != SandboxMode::Off || self.deny_network
     }
 
+    /// Every place a command may write in (workspace-write mode): the roots,
+    /// the temporary directories and `/dev/shm`, canonical and without
+    /// duplicates; empty in the other modes.
+    pub fn writable_places(&self) -> Vec<PathBuf> {
+        if self.mode != SandboxMode::WorkspaceWrite {
+            return Vec::new();
+        }
+        let mut places: Vec<PathBuf> = Vec::new();
+        for dir in self.writable.iter().cloned().chain(Self::always_writable()) {
+            let dir = dir.canonicalize().unwrap_or(dir);
+            if dir.exists() && !places.contains(&dir) {
+                places.push(dir);
+            }
+        }
+        places
+    }
+
+    /// The paths made read-only inside the writable places: each root's `.git`
+    /// (and, for a worktree, the git directory its `.git` file names) and
+    /// [`SandboxPolicy::read_only`]; only those that exist.
+    pub fn protected_paths(&self) -> Vec<PathBuf> {
+        if self.mode != SandboxMode::WorkspaceWrite {
+            return Vec::new();
+        }
+        let mut paths: Vec<PathBuf> = Vec::new();
+        let mut add = |path: PathBuf| {
+            if let Ok(path) = path.canonicalize()
+                && !paths.contains(&path)
+            {
+                paths.push(path);
+            }
+        };
+        for root in &self.writable {
+            let git = root.join(".git");
+            if git.is_file()
+                && let Ok(text) = std::fs::read_to_string(&git)
+                && let Some(dir) = text.trim().strip_prefix("gitdir:")
+            {
+                add(root.join(dir.trim()));
+            }
+            add(git);
+        }
+        for path in &self.read_only {
+            add(path.clone());
+        }
+        paths
+    }
+
     /// Builds what the child will apply. `Ok(None)` means run unsandboxed
     /// (policy off, or unavailable with [`SandboxFallback::RunUnsandboxed`]).
-    pub(crate) fn prepare(&self) -> Result<Option<PreparedSandbox>, ExecError> {
+    pub(crate) fn prepare(&self, cwd: &Path) -> Result<Option<PreparedSandbox>, ExecError> {
         if !self.is_active() {
             return Ok(None);
         }
         let status = SandboxStatus::probe();
-        let landlock_fd = if self.mode == SandboxMode::Off {
-            None
-        } else if status.landlock_abi.is_none() {
-            return match self.fallback {
-                SandboxFallback::Refuse => Err(ExecError::Sandbox(format!(
-                    "the {} sandbox needs Landlock, which this kernel does not provide ({}). \
-                     Run with --sandbox off to allow unsandboxed commands.",
-                    self.mode,
-                    status.landlock_detail()
-                ))),
-                SandboxFallback::RunUnsandboxed => Ok(None),
-            };
-        } else {
-            Some(self.landlock_ruleset().map_err(ExecError::Sandbox)?)
+        let files = self.mode != SandboxMode::Off;
+        if files && status.landlock_abi.is_none() && self.fallback == SandboxFallback::Refuse {
+            return Err(ExecError::Sandbox(format!(
+                "the {} sandbox needs Landlock, which this kernel does not provide ({}). \
+                 Run with --sandbox off to allow unsandboxed commands.",
+                self.mode,
+                status.landlock_detail()
+            )));
+        }
+        let landlock_fd = match status.landlock_abi {
+            Some(abi) => self.landlock_ruleset(abi).map_err(ExecError::Sandbox)?,
+            None => None,
         };
-        let seccomp = if self.deny_network {
-            Some(network_filter().map_err(ExecError::Sandbox)?)
-        } else {
-            None
-        };
+        let mount = (files && landlock_fd.is_some() && status.mount_ns.is_ok())
+            .then(|| mount::MountPlan::new(&self.writable_places(), &self.protected_paths(), cwd));
+        let seccomp = filter::build(filter::FilterOptions {
+            deny_inet: self.deny_network,
+            deny_mounts: mount.is_some(),
+        })
+        .map_err(ExecError::Sandbox)?;
         Ok(Some(PreparedSandbox {
             landlock_fd,
             seccomp,
+            mount,
         }))
     }
 
-    fn landlock_ruleset(&self) -> Result<OwnedFd, String> {
+    /// The Landlock ruleset; `None` when it would handle nothing on this kernel.
+    fn landlock_ruleset(&self, kernel_abi: i32) -> Result<Option<OwnedFd>, String> {
         let abi = ABI::V6;
-        let mut writable: Vec<PathBuf> = Vec::new();
-        if self.mode == SandboxMode::WorkspaceWrite {
-            writable.extend(self.writable.iter().cloned());
-            writable.extend(temp_dirs());
+        let files = self.mode != SandboxMode::Off;
+        let net = self.deny_network && kernel_abi >= 4;
+        let scopes = kernel_abi >= 6;
+        if !files && !net && !scopes {
+            return Ok(None);
         }
-        let devices = DEVICES.iter().map(Path::new).filter(|path| path.exists());
-        let created = Ruleset::default()
-            .set_compatibility(CompatLevel::BestEffort)
-            .handle_access(AccessFs::from_all(abi))
-            .and_then(|ruleset| ruleset.create())
-            .and_then(|ruleset| {
-                ruleset.add_rules(path_beneath_rules(["/"], AccessFs::from_read(abi)))
-            })
-            .and_then(|ruleset| {
-                ruleset.add_rules(path_beneath_rules(devices, AccessFs::from_all(abi)))
-            })
-            .and_then(|ruleset| {
-                ruleset.add_rules(path_beneath_rules(&writable, AccessFs::from_all(abi)))
-            })
-            .map_err(|error| format!("cannot build the Landlock ruleset: {error}"))?;
+        let error =
+            |error: landlock::RulesetError| format!("cannot build the Landlock ruleset: {error}");
+        let mut ruleset = Ruleset::default().set_compatibility(CompatLevel::BestEffort);
+        if files {
+            ruleset = ruleset
+                .handle_access(AccessFs::from_all(abi))
+                .map_err(error)?;
+        }
+        if net {
+            // Handled with no rule: every TCP bind and connect is denied.
+            ruleset = ruleset
+                .handle_access(AccessNet::from_all(abi))
+                .map_err(error)?;
+        }
+        if scopes {
+            ruleset = ruleset.scope(Scope::from_all(abi)).map_err(error)?;
+        }
+        let mut created = ruleset.create().map_err(error)?;
+        if files {
+            let existing = |paths: &'static [&'static str]| {
+                paths.iter().map(Path::new).filter(|path| path.exists())
+            };
+            let terminal = AccessFs::from_read(abi) | AccessFs::WriteFile;
+            created = created
+                .add_rules(path_beneath_rules(["/"], AccessFs::from_read(abi)))
+                .and_then(|r| {
+                    r.add_rules(path_beneath_rules(existing(SINKS), AccessFs::from_all(abi)))
+                })
+                .and_then(|r| r.add_rules(path_beneath_rules(existing(TERMINALS), terminal)))
+                .and_then(|r| {
+                    r.add_rules(path_beneath_rules(
+                        self.writable_places(),
+                        AccessFs::from_all(abi),
+                    ))
+                })
+                .map_err(error)?;
+        }
         let fd: Option<OwnedFd> = created.into();
-        fd.ok_or_else(|| "Landlock is not enforced on this kernel".to_owned())
+        fd.map(Some)
+            .ok_or_else(|| "Landlock is not enforced on this kernel".to_owned())
     }
 }
 
-/// Device files every command may write (`/dev/null` and friends), never disks.
-const DEVICES: &[&str] = &[
+/// Device files every sandboxed command may write: sinks and sources, never disks.
+const SINKS: &[&str] = &[
     "/dev/null",
     "/dev/zero",
     "/dev/full",
-    "/dev/tty",
     "/dev/random",
     "/dev/urandom",
-    "/dev/ptmx",
-    "/dev/pts",
-    "/dev/shm",
 ];
 
+/// Terminals: read and write, but no `ioctl` (Landlock ABI 5's `IOCTL_DEV`).
+const TERMINALS: &[&str] = &["/dev/tty", "/dev/ptmx", "/dev/pts"];
+
 fn temp_dirs() -> Vec<PathBuf> {
-    let mut dirs = vec![
+    let mut dirs: Vec<PathBuf> = [
         std::env::temp_dir(),
         PathBuf::from("/tmp"),
         PathBuf::from("/var/tmp"),
-    ];
+    ]
+    .into_iter()
+    .filter(|dir| dir.is_dir())
+    .map(|dir| dir.canonicalize().unwrap_or(dir))
+    .collect();
     dirs.sort();
     dirs.dedup();
-    dirs.into_iter().filter(|dir| dir.is_dir()).collect()
-}
-
-fn network_filter() -> Result<seccompiler::BpfProgram, String> {
-    use seccompiler::{
-        SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
-        SeccompRule, TargetArch,
-    };
-    let arch = match std::env::consts::ARCH {
-        "x86_64" => TargetArch::x86_64,
-        "aarch64" => TargetArch::aarch64,
-        other => return Err(format!("network denial is not supported on {other}")),
-    };
-    let family = |family: libc::c_int| {
-        SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, family as u64)
-            .and_then(|condition| SeccompRule::new(vec![condition]))
-    };
-    let rules = (|| {
-        Ok::<_, seccompiler::BackendError>(vec![family(libc::AF_INET)?, family(libc::AF_INET6)?])
-    })()
-    .map_err(|error| format!("cannot build the network filter: {error}"))?;
-    let filter = SeccompFilter::new(
-        [(libc::SYS_socket, rules)].into_iter().collect(),
-        SeccompAction::Allow,
-        SeccompAction::Errno(libc::EACCES as u32),
-        arch,
-    )
-    .map_err(|error| format!("cannot build the network filter: {error}"))?;
-    filter
-        .try_into()
-        .map_err(|error: seccompiler::BackendError| {
-            format!("cannot compile the network filter: {error}")
-        })
+    dirs
 }
 
 /// A sandbox built in the parent, applied in the child.
 #[derive(Debug)]
 pub(crate) struct PreparedSandbox {
     landlock_fd: Option<OwnedFd>,
-    seccomp: Option<seccompiler::BpfProgram>,
+    seccomp: seccompiler::BpfProgram,
+    mount: Option<mount::MountPlan>,
 }
 
 impl PreparedSandbox {
     /// Restricts the calling process. Call it in the child, after `fork` and
-    /// before `exec` (from `pre_exec`).
+    /// before `exec` (from `pre_exec`), after `setsid`.
     ///
     /// # Safety
     ///
     /// Only async-signal-safe system calls are made; nothing allocates. The
     /// caller must be in a freshly forked child.
-    pub(crate) unsafe fn apply(&self) -> io::Result<()> {
+    pub(crate) unsafe fn apply(&mut self) -> io::Result<()> {
+        if let Some(mount) = &mut self.mount {
+            // SAFETY: forwarded from the caller.
+            unsafe { mount.apply()? };
+        }
         // SAFETY: prctl with constant arguments.
         if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
             return Err(io::Error::last_os_error());
@@ -250,31 +312,65 @@ impl PreparedSandbox {
                 return Err(io::Error::last_os_error());
             }
         }
-        if let Some(program) = &self.seccomp {
-            seccompiler::apply_filter(program).map_err(io::Error::other)?;
-        }
+        seccompiler::apply_filter(&self.seccomp).map_err(io::Error::other)?;
         Ok(())
     }
 }
 
 /// What the kernel can enforce.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SandboxStatus {
     /// The Landlock ABI version, when Landlock is available.
     pub landlock_abi: Option<i32>,
     /// Why Landlock is not available (an errno), when it is not.
     landlock_errno: Option<i32>,
+    /// Whether the mount namespace can be set up; why not, when not.
+    mount_ns: Result<(), String>,
+}
+
+/// One promise of the sandbox, and whether it holds on this kernel with this policy.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Guarantee {
+    /// A stable name (`new-session`, `writes-confined`, ...).
+    pub id: &'static str,
+    /// Whether it holds.
+    pub holds: bool,
+    /// What it means, or why it does not hold, in one line.
+    pub text: String,
+}
+
+/// Everything `pith sandbox status --json` prints.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SandboxReport {
+    /// `off`, `workspace-write` or `read-only`.
+    pub mode: &'static str,
+    /// The kernel's Landlock ABI, if any.
+    pub landlock_abi: Option<i32>,
+    /// Whether commands get the read-only mount namespace.
+    pub mount_namespace: bool,
+    /// Where commands may write (workspace-write), besides the device sinks.
+    pub writable: Vec<PathBuf>,
+    /// Paths inside those that commands may not change.
+    pub read_only: Vec<PathBuf>,
+    /// Whether commands may create IPv4/IPv6 sockets.
+    pub deny_network: bool,
+    /// Each guarantee, holding or not.
+    pub guarantees: Vec<Guarantee>,
 }
 
 impl SandboxStatus {
-    /// Asks the kernel.
+    /// Asks the kernel. `PITH_TEST_NO_LANDLOCK=1` makes Landlock unavailable,
+    /// for tests.
     pub fn probe() -> SandboxStatus {
         const LANDLOCK_CREATE_RULESET_VERSION: libc::c_uint = 1;
+        let mount_ns = mount::available();
         // Tests force the no-Landlock path on a kernel that has it (docs/architecture.md).
         if std::env::var_os("PITH_TEST_NO_LANDLOCK").is_some_and(|value| value == "1") {
             return SandboxStatus {
                 landlock_abi: None,
-                landlock_errno: None,
+                landlock_errno: Some(libc::ENOSYS),
+                mount_ns,
             };
         }
         // SAFETY: landlock_create_ruleset(NULL, 0, VERSION) only returns the ABI version.
@@ -290,11 +386,13 @@ impl SandboxStatus {
             SandboxStatus {
                 landlock_abi: i32::try_from(version).ok(),
                 landlock_errno: None,
+                mount_ns,
             }
         } else {
             SandboxStatus {
                 landlock_abi: None,
                 landlock_errno: io::Error::last_os_error().raw_os_error(),
+                mount_ns,
             }
         }
     }
@@ -302,6 +400,11 @@ impl SandboxStatus {
     /// Whether Landlock can be enforced.
     pub fn landlock_available(&self) -> bool {
         self.landlock_abi.is_some()
+    }
+
+    /// Whether the read-only mount namespace can be set up.
+    pub fn mount_namespace_available(&self) -> bool {
+        self.mount_ns.is_ok()
     }
 
     fn landlock_detail(&self) -> String {
@@ -313,49 +416,266 @@ impl SandboxStatus {
         }
     }
 
+    /// Each guarantee `policy` gives on this kernel, holding or not, without duplicates.
+    pub fn guarantees(&self, policy: &SandboxPolicy) -> Vec<Guarantee> {
+        let mut list = Vec::new();
+        let mut say = |id: &'static str, holds: bool, text: String| {
+            list.push(Guarantee { id, holds, text });
+        };
+        say(
+            "new-session",
+            true,
+            "every command starts in a new session with no controlling terminal (setsid)".into(),
+        );
+        say(
+            "no-inherited-fds",
+            true,
+            "commands inherit no descriptor of pith's but stdin, stdout and stderr (close_range)"
+                .into(),
+        );
+        let reaper = is_subreaper();
+        say(
+            "escapees-killed",
+            reaper,
+            if reaper {
+                "processes that leave a command's process group (setsid, double fork, a cleared environment) are killed when pith exits; on timeout and cancel those that keep the environment are killed at once".into()
+            } else {
+                "processes that leave a command's process group and clear their environment (env -i setsid) outlive pith: this process is not a child subreaper".into()
+            },
+        );
+        say(
+            "escapees-after-sigkill",
+            false,
+            "if pith itself is SIGKILLed, an escapee that cleared its environment before pith noticed it survives (no cgroup v2 leaf is used)".into(),
+        );
+        let landlock = self.landlock_available();
+        if policy.mode != SandboxMode::Off && !landlock {
+            say(
+                "writes-confined",
+                false,
+                match policy.fallback {
+                    SandboxFallback::Refuse => format!(
+                        "bash commands are refused: the {} sandbox needs Landlock ({})",
+                        policy.mode,
+                        self.landlock_detail()
+                    ),
+                    SandboxFallback::RunUnsandboxed => format!(
+                        "bash commands run WITHOUT the {} sandbox ({}); they can write wherever this user can",
+                        policy.mode,
+                        self.landlock_detail()
+                    ),
+                },
+            );
+            if policy.fallback == SandboxFallback::Refuse {
+                return list;
+            }
+        }
+        if !policy.is_active() {
+            say(
+                "writes-confined",
+                false,
+                "bash commands are not sandboxed: they can write wherever this user can".into(),
+            );
+            say("network-denied", false, "network: not restricted".into());
+            return list;
+        }
+        let abi = self.landlock_abi.unwrap_or(0);
+        let files = policy.mode != SandboxMode::Off && landlock;
+        let mounts = files && self.mount_ns.is_ok();
+        let sinks = "/dev/null, /dev/zero, /dev/full, /dev/random, /dev/urandom and terminals";
+        match policy.mode {
+            SandboxMode::Off => say(
+                "writes-confined",
+                false,
+                "bash commands may write wherever this user can (--sandbox off)".into(),
+            ),
+            SandboxMode::WorkspaceWrite if files => {
+                let places: Vec<String> = policy
+                    .writable_places()
+                    .iter()
+                    .map(|dir| dir.display().to_string())
+                    .collect();
+                say(
+                    "writes-confined",
+                    true,
+                    format!(
+                        "bash commands may read everywhere; may write only under {} and to {sinks} (Landlock, enforced by the kernel)",
+                        places.join(", ")
+                    ),
+                );
+            }
+            SandboxMode::ReadOnly if files => say(
+                "writes-confined",
+                true,
+                format!(
+                    "bash commands may read everywhere; may not write any file, /tmp and /dev/shm included; only {sinks} accept writes (Landlock, enforced by the kernel)"
+                ),
+            ),
+            _ => {}
+        }
+        if policy.mode == SandboxMode::WorkspaceWrite {
+            let protected: Vec<String> = policy
+                .protected_paths()
+                .iter()
+                .map(|path| path.display().to_string())
+                .collect();
+            let listed = if protected.is_empty() {
+                "none exists yet".to_owned()
+            } else {
+                protected.join(", ")
+            };
+            say(
+                "git-read-only",
+                mounts,
+                match &self.mount_ns {
+                    Ok(()) if mounts => format!(
+                        "each root's .git/ and the --protect paths are read-only for commands too, so hooks and git config cannot be planted (read-only mounts): {listed}"
+                    ),
+                    Ok(()) => {
+                        "commands can change .git/ (hooks, config) and --protect paths: no Landlock"
+                            .into()
+                    }
+                    Err(why) => format!(
+                        "commands can change .git/ (hooks, config) and --protect paths: the mount namespace is unavailable ({why})"
+                    ),
+                },
+            );
+        }
+        if policy.mode != SandboxMode::Off {
+            say(
+                "metadata-confined",
+                mounts,
+                match &self.mount_ns {
+                    Ok(()) if mounts => "chmod, chown, utimes and setxattr fail outside the writable places (read-only mounts)".into(),
+                    Ok(()) => "chmod, chown, utimes and setxattr outside the writable places are not confined: no Landlock".into(),
+                    Err(why) => format!(
+                        "chmod, chown, utimes and setxattr outside the writable places are not confined: the mount namespace is unavailable ({why})"
+                    ),
+                },
+            );
+            say(
+                "tty-ioctl",
+                files && abi >= 5,
+                if files && abi >= 5 {
+                    "no ioctl on /dev/tty and /dev/pts (Landlock ABI 5)".into()
+                } else {
+                    "ioctl on /dev/tty and /dev/pts is not restricted by Landlock (needs ABI 5)"
+                        .into()
+                },
+            );
+        }
+        say(
+            "tty-injection",
+            true,
+            "TIOCSTI and TIOCLINUX ioctls are denied (seccomp): no typing into a terminal".into(),
+        );
+        say(
+            "io-uring-denied",
+            true,
+            "io_uring_setup, io_uring_enter and io_uring_register are denied (seccomp)".into(),
+        );
+        say(
+            "socket-families",
+            true,
+            "AF_PACKET, AF_VSOCK, AF_XDP and netlink sockets other than NETLINK_ROUTE are denied (seccomp)".into(),
+        );
+        say(
+            "signal-scoped",
+            abi >= 6,
+            if abi >= 6 {
+                "commands cannot signal processes outside their sandbox (Landlock ABI 6 scope)"
+                    .into()
+            } else {
+                "commands can signal this user's other processes (needs Landlock ABI 6)".into()
+            },
+        );
+        say(
+            "abstract-unix-scoped",
+            abi >= 6,
+            if abi >= 6 {
+                "commands cannot connect to abstract Unix sockets created outside their sandbox (Landlock ABI 6 scope)".into()
+            } else {
+                "commands can connect to any abstract Unix socket (needs Landlock ABI 6)".into()
+            },
+        );
+        if policy.deny_network {
+            say(
+                "network-denied",
+                true,
+                "new IPv4/IPv6 sockets are denied (seccomp); Unix sockets are allowed".into(),
+            );
+        } else {
+            say("network-denied", false, "network: not restricted".into());
+        }
+        list
+    }
+
+    /// The status as `pith sandbox status --json` prints it.
+    pub fn report(&self, policy: &SandboxPolicy) -> SandboxReport {
+        let files = policy.mode != SandboxMode::Off && self.landlock_available();
+        let mounts = files && self.mount_ns.is_ok();
+        SandboxReport {
+            mode: policy.mode.as_str(),
+            landlock_abi: self.landlock_abi,
+            mount_namespace: mounts,
+            writable: policy.writable_places(),
+            read_only: if mounts {
+                policy.protected_paths()
+            } else {
+                Vec::new()
+            },
+            deny_network: policy.deny_network,
+            guarantees: self.guarantees(policy),
+        }
+    }
+
     /// Says, line by line, exactly what `policy` enforces on this kernel.
     pub fn describe(&self, policy: &SandboxPolicy) -> String {
-        let mut lines = vec![format!(
-            "kernel: {} ({})",
-            self.landlock_detail(),
-            if self.landlock_available() {
-                "available"
-            } else {
-                "not available"
-            }
-        )];
-        lines.push(format!("sandbox mode: {}", policy.mode));
-        match policy.mode {
-            SandboxMode::Off => {
-                lines.push("bash commands: not sandboxed; they can write wherever this user can".into());
-            }
-            _ if !self.landlock_available() => lines.push(match policy.fallback {
-                SandboxFallback::Refuse => "bash commands: refused (the sandbox cannot be enforced)".into(),
-                SandboxFallback::RunUnsandboxed => {
-                    "bash commands: run WITHOUT a sandbox (Landlock unavailable)".into()
+        let mut lines = vec![
+            format!(
+                "kernel: {} ({}); mount namespaces: {}",
+                self.landlock_detail(),
+                if self.landlock_available() {
+                    "available"
+                } else {
+                    "not available"
+                },
+                match &self.mount_ns {
+                    Ok(()) => "available".to_owned(),
+                    Err(why) => format!("not available ({why})"),
                 }
-            }),
-            SandboxMode::WorkspaceWrite => {
-                let mut dirs: Vec<String> =
-                    policy.writable.iter().map(|dir| dir.display().to_string()).collect();
-                dirs.extend(temp_dirs().iter().map(|dir| dir.display().to_string()));
-                lines.push(format!(
-                    "bash commands: may read everywhere; may write only under {} (Landlock, enforced by the kernel)",
-                    dirs.join(", ")
-                ));
-            }
-            SandboxMode::ReadOnly => lines.push(
-                "bash commands: may read everywhere; may not write any file (Landlock, enforced by the kernel)"
-                    .into(),
             ),
+            format!("sandbox mode: {}", policy.mode),
+        ];
+        for guarantee in self.guarantees(policy) {
+            lines.push(format!(
+                "{} {}",
+                if guarantee.holds {
+                    "holds:"
+                } else {
+                    "does NOT hold:"
+                },
+                guarantee.text
+            ));
         }
-        lines.push(if policy.deny_network {
-            "network: new IPv4/IPv6 sockets denied (seccomp); Unix sockets allowed".into()
-        } else {
-            "network: not restricted".into()
-        });
         lines.join("\n")
     }
+}
+
+/// Whether this process is a child subreaper (`PR_GET_CHILD_SUBREAPER`).
+fn is_subreaper() -> bool {
+    let mut value: libc::c_int = 0;
+    // SAFETY: PR_GET_CHILD_SUBREAPER writes one int through the pointer.
+    let rc = unsafe {
+        libc::prctl(
+            libc::PR_GET_CHILD_SUBREAPER,
+            &mut value as *mut libc::c_int,
+            0,
+            0,
+            0,
+        )
+    };
+    rc == 0 && value != 0
 }
 
 #[cfg(test)]
@@ -380,13 +700,14 @@ mod tests {
         let status = SandboxStatus::probe();
         let policy = SandboxPolicy {
             mode: SandboxMode::WorkspaceWrite,
-            writable: vec![PathBuf::from("/work")],
+            writable: vec![PathBuf::from(env!("CARGO_MANIFEST_DIR"))],
             ..SandboxPolicy::default()
         };
         let text = status.describe(&policy);
         assert!(text.contains("sandbox mode: workspace-write"), "{text}");
         if status.landlock_available() {
-            assert!(text.contains("may write only under /work"), "{text}");
+            let expected = format!("may write only under {}", env!("CARGO_MANIFEST_DIR"));
+            assert!(text.contains(&expected), "{text}");
         } else {
             assert!(text.contains("refused"), "{text}");
         }
@@ -394,10 +715,14 @@ mod tests {
 
     #[test]
     fn builds_the_network_filter() {
-        let filter = network_filter().unwrap();
+        let filter = filter::build(filter::FilterOptions {
+            deny_inet: true,
+            deny_mounts: false,
+        })
+        .unwrap();
         // Seccomp filters belong to the thread that installs them (no TSYNC): apply it
         // in a thread of its own, which then may not open IP sockets but Unix ones.
-        let (inet, inet6, unix) = std::thread::spawn(move || {
+        let (inet, inet6, unix, packet) = std::thread::spawn(move || {
             seccompiler::apply_filter(&filter).unwrap();
             let open = |family| {
                 // SAFETY: socket(2) with constant arguments; a returned fd is closed below.
@@ -415,6 +740,7 @@ mod tests {
                 open(libc::AF_INET),
                 open(libc::AF_INET6),
                 open(libc::AF_UNIX),
+                open(libc::AF_PACKET),
             )
         })
         .join()
@@ -422,5 +748,33 @@ mod tests {
         assert_eq!(inet, Err(Some(libc::EACCES)));
         assert_eq!(inet6, Err(Some(libc::EACCES)));
         assert_eq!(unix, Ok(()));
+        assert_eq!(packet, Err(Some(libc::EACCES)));
+    }
+
+    #[test]
+    fn lists_each_guarantee_and_each_writable_place_once() {
+        let status = SandboxStatus::probe();
+        let tmp = std::env::temp_dir();
+        let policy = SandboxPolicy {
+            mode: SandboxMode::WorkspaceWrite,
+            writable: vec![tmp.clone(), tmp.clone(), PathBuf::from("/tmp")],
+            deny_network: true,
+            ..SandboxPolicy::default()
+        };
+        let guarantees = status.guarantees(&policy);
+        let mut ids: Vec<&str> = guarantees.iter().map(|g| g.id).collect();
+        let count = ids.len();
+        ids.sort_unstable();
+        ids.dedup();
+        assert_eq!(ids.len(), count, "{guarantees:?}");
+        let places = policy.writable_places();
+        let mut unique = places.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), places.len(), "{places:?}");
+        if status.landlock_available() {
+            let text = status.describe(&policy);
+            assert!(!text.contains("/tmp, /tmp"), "{text}");
+        }
     }
 }

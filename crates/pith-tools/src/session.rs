@@ -123,6 +123,25 @@ struct SessionInner {
     seen: Mutex<HashMap<PathBuf, Fingerprint>>,
     /// A random id (16 hex digits), given to commands as `PITH_SESSION_ID`.
     id: String,
+    /// The bash full-output files this session created.
+    outputs: Mutex<Vec<PathBuf>>,
+}
+
+impl Drop for SessionInner {
+    /// Removes the session's full-output files unless the bash config keeps them.
+    fn drop(&mut self) {
+        if self.toolset.config().bash.keep_output {
+            return;
+        }
+        let outputs = std::mem::take(
+            self.outputs
+                .get_mut()
+                .unwrap_or_else(PoisonError::into_inner),
+        );
+        for path in outputs {
+            let _ = std::fs::remove_file(path);
+        }
+    }
 }
 
 /// One conversation (a batch, an MCP connection, an agent session). Cheap to clone.
@@ -138,8 +157,19 @@ impl Session {
                 toolset,
                 seen: Mutex::new(HashMap::new()),
                 id: new_session_id(),
+                outputs: Mutex::new(Vec::new()),
             }),
         }
+    }
+
+    /// Records a bash full-output file, removed when the session ends (see
+    /// `BashConfig::keep_output`).
+    pub(crate) fn record_output(&self, path: PathBuf) {
+        self.inner
+            .outputs
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(path);
     }
 
     /// This session's id: 16 random hex digits (bash exports it as `PITH_SESSION_ID`).

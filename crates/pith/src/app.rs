@@ -29,6 +29,11 @@ pub(crate) fn run() -> i32 {
         Err(error) => return report(&error.into()),
     };
     init_logging(config.log_level);
+    // Orphans of the commands (`setsid -f`, double forks, scrubbed environments
+    // included) re-parent to pith, which kills them with the rest at exit.
+    if let Err(error) = pith_env::LocalEnv::become_subreaper() {
+        tracing::warn!("cannot become a child subreaper: {error}");
+    }
 
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -37,6 +42,8 @@ pub(crate) fn run() -> i32 {
         Ok(runtime) => runtime,
         Err(error) => return report(&error.into()),
     };
+    // Old full-output files: older than 24 hours, then the oldest beyond 2 GiB.
+    pith_env::prune_output_dir(&pith_env::output_dir());
     let env = Env::local();
     let outcome = runtime.block_on(async {
         signals::install(env.clone())?;
@@ -58,9 +65,13 @@ async fn dispatch(command: Command, env: &Env) -> anyhow::Result<i32> {
         Command::Batch(workspace) => batch::run(workspace, env).await,
         Command::Tools(config) => tools_cmd::run(&config, env),
         Command::Mcp(workspace) => mcp_cmd::run(workspace, env).await,
-        Command::SandboxStatus(workspace) => {
+        Command::SandboxStatus(workspace, json) => {
             let mut stdout = std::io::stdout().lock();
-            writeln!(stdout, "{}", workspace.describe_safety())?;
+            if json {
+                writeln!(stdout, "{}", workspace.safety_json())?;
+            } else {
+                writeln!(stdout, "{}", workspace.describe_safety())?;
+            }
             Ok(0)
         }
     }

@@ -36,7 +36,7 @@ enum Pending {
 /// Runs the batch until stdin ends and every call has been printed; returns the exit status.
 pub(crate) async fn run(workspace: Workspace, env: &Env) -> anyhow::Result<i32> {
     let session = workspace
-        .toolset(env, OverwritePolicy::RequireRead)
+        .toolset(env, OverwritePolicy::RequireRead, true)
         .session();
     let (sender, receiver) = mpsc::unbounded_channel();
     let printer = tokio::spawn(print_in_order(receiver));

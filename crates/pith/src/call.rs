@@ -19,7 +19,7 @@ pub(crate) async fn run(config: CallConfig, env: &Env) -> anyhow::Result<i32> {
         ArgsInput::Stdin => read_stdin_args().await?,
     };
     // A one-shot call has no earlier read to check against: overwriting is allowed.
-    let toolset = config.workspace.toolset(env, OverwritePolicy::Allow);
+    let toolset = config.workspace.toolset(env, OverwritePolicy::Allow, true);
     let result = toolset
         .session()
         .call(&config.tool, args, CallOptions::default())

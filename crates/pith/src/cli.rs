@@ -110,6 +110,11 @@ pub(crate) struct SandboxStatusArgs {
     #[arg(long)]
     pub(crate) mcp: bool,
 
+    /// Print one JSON object: mode, kernel features, writable and read-only places, and
+    /// each guarantee with whether it holds.
+    #[arg(long)]
+    pub(crate) json: bool,
+
     #[command(flatten)]
     pub(crate) workspace: WorkspaceArgs,
 }
@@ -128,6 +133,11 @@ pub(crate) struct WorkspaceArgs {
 
     #[command(flatten)]
     pub(crate) safety: SafetyArgs,
+
+    /// Keep bash's full-output files when the session ends (`pith mcp` removes its own
+    /// by default; `call` and `batch` always keep theirs).
+    #[arg(long)]
+    pub(crate) keep_output: bool,
 }
 
 /// The safety flags: workspace roots, protected paths and the OS sandbox for bash.
@@ -154,9 +164,15 @@ pub(crate) struct SafetyArgs {
     #[arg(long)]
     pub(crate) contain_reads: bool,
 
-    /// Deny bash commands new IPv4/IPv6 sockets (seccomp). Example: --deny-network
+    /// Deny bash commands new IPv4/IPv6 sockets (seccomp) and TCP bind/connect (Landlock).
+    /// Example: --deny-network
     #[arg(long)]
     pub(crate) deny_network: bool,
+
+    /// Let sandboxed commands also write a tool's cache: cargo, npm, pip, go, cache (all of
+    /// ~/.cache), or an absolute directory; repeatable. Example: --allow-write cargo
+    #[arg(long = "allow-write", value_name = "PRESET|DIR")]
+    pub(crate) allow_write: Vec<String>,
 
     /// Where the kernel cannot enforce the requested sandbox, run commands without it
     /// instead of refusing them.

@@ -42,8 +42,8 @@ pub(crate) enum Command {
     Tools(ToolsConfig),
     /// `pith mcp`.
     Mcp(Workspace),
-    /// `pith sandbox status`.
-    SandboxStatus(Workspace),
+    /// `pith sandbox status` (`--json`).
+    SandboxStatus(Workspace, bool),
 }
 
 /// Where the tools work and which ones exist: the shared flags, validated.
@@ -55,6 +55,8 @@ pub(crate) struct Workspace {
     pub(crate) tools: Vec<&'static str>,
     /// Roots, protected paths and the sandbox.
     pub(crate) safety: Safety,
+    /// `--keep-output`: a long-lived session keeps its bash full-output files.
+    pub(crate) keep_output: bool,
 }
 
 /// The safety flags, validated.
@@ -77,10 +79,12 @@ impl PartialEq for Safety {
 impl Eq for Safety {}
 
 impl Workspace {
-    /// The tool set over `env` in this workspace.
-    pub(crate) fn toolset(&self, env: &Env, policy: OverwritePolicy) -> ToolSet {
+    /// The tool set over `env` in this workspace. `keep_output`: the session
+    /// keeps bash's full-output files when it ends (`call`, `batch`, `--keep-output`).
+    pub(crate) fn toolset(&self, env: &Env, policy: OverwritePolicy, keep_output: bool) -> ToolSet {
         let mut config = ToolConfig::default();
         config.overwrite_policy = policy;
+        config.bash.keep_output = keep_output || self.keep_output;
         config.workspace = self.safety.workspace.clone();
         config.sandbox = self.safety.sandbox.clone();
         ToolSet::builder(env.clone())
@@ -88,6 +92,12 @@ impl Workspace {
             .tools(&self.tools)
             .config(config)
             .build()
+    }
+
+    /// What the sandbox enforces here, as `pith sandbox status --json` prints it.
+    pub(crate) fn safety_json(&self) -> Value {
+        let report = SandboxStatus::probe().report(&self.safety.sandbox);
+        serde_json::to_value(report).unwrap_or(Value::Null)
     }
 
     /// What the sandbox and the roots enforce here, line by line.
@@ -165,7 +175,7 @@ impl Config {
             cli::Command::Mcp(args) => Command::Mcp(workspace(args.workspace, Front::Mcp)?),
             cli::Command::Sandbox(cli::SandboxCommand::Status(args)) => {
                 let front = if args.mcp { Front::Mcp } else { Front::OneShot };
-                Command::SandboxStatus(workspace(args.workspace, front)?)
+                Command::SandboxStatus(workspace(args.workspace, front)?, args.json)
             }
         };
         Ok(Config {
@@ -203,6 +213,7 @@ fn workspace(args: cli::WorkspaceArgs, front: Front) -> Result<Workspace, UsageE
         cwd,
         tools: selection(args.selection.tools.as_deref())?,
         safety,
+        keep_output: args.keep_output,
     })
 }
 
@@ -246,13 +257,21 @@ fn safety(args: &cli::SafetyArgs, cwd: &Path, front: Front) -> Result<Safety, Us
         }
         (None, _) => SandboxMode::Off,
     };
+    let mut writable = if contain {
+        roots
+    } else {
+        vec![cwd.to_path_buf()]
+    };
+    let read_only = protected_paths(&writable, &args.protect);
+    for dir in allow_write(&args.allow_write)? {
+        if !writable.contains(&dir) {
+            writable.push(dir);
+        }
+    }
     let sandbox = SandboxPolicy {
         mode,
-        writable: if contain {
-            roots
-        } else {
-            vec![cwd.to_path_buf()]
-        },
+        writable,
+        read_only,
         deny_network: args.deny_network,
         fallback: if args.allow_unsandboxed {
             SandboxFallback::RunUnsandboxed
@@ -261,6 +280,84 @@ fn safety(args: &cli::SafetyArgs, cwd: &Path, front: Front) -> Result<Safety, Us
         },
     };
     Ok(Safety { workspace, sandbox })
+}
+
+/// The `--protect` globs the sandbox can enforce for commands too: literal paths
+/// and `DIR/**`, under every root. (Other globs, `*.pem`, bind the file tools only.)
+fn protected_paths(roots: &[PathBuf], globs: &[String]) -> Vec<PathBuf> {
+    let mut paths = Vec::new();
+    for glob in globs {
+        let literal = glob.trim_end_matches("/**").trim_end_matches('/');
+        if literal.is_empty() || literal.contains(['*', '?', '[', '{']) {
+            continue;
+        }
+        for root in roots {
+            paths.push(root.join(literal));
+        }
+    }
+    paths
+}
+
+/// The directories `--allow-write` names: the presets `cargo`, `npm`, `pip`, `go` and
+/// `cache`, or absolute directories. Missing preset directories are created.
+fn allow_write(names: &[String]) -> Result<Vec<PathBuf>, UsageError> {
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let var = |name: &str| {
+        std::env::var_os(name)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    let under_home = |path: &str| home.as_ref().map(|home| home.join(path));
+    let cache = var("XDG_CACHE_HOME").or_else(|| under_home(".cache"));
+    let mut dirs = Vec::new();
+    for name in names {
+        let preset: Vec<Option<PathBuf>> = match name.as_str() {
+            "cargo" => {
+                let cargo = var("CARGO_HOME").or_else(|| under_home(".cargo"));
+                vec![
+                    cargo.as_ref().map(|dir| dir.join("registry")),
+                    cargo.as_ref().map(|dir| dir.join("git")),
+                ]
+            }
+            "npm" => vec![var("npm_config_cache").or_else(|| under_home(".npm"))],
+            "pip" => vec![var("PIP_CACHE_DIR").or_else(|| cache.as_ref().map(|c| c.join("pip")))],
+            "go" => vec![
+                var("GOMODCACHE").or_else(|| {
+                    var("GOPATH")
+                        .or_else(|| under_home("go"))
+                        .map(|dir| dir.join("pkg").join("mod"))
+                }),
+                var("GOCACHE").or_else(|| cache.as_ref().map(|c| c.join("go-build"))),
+            ],
+            "cache" => vec![cache.clone()],
+            other if Path::new(other).is_absolute() => {
+                let dir = Path::new(other).canonicalize().map_err(|error| {
+                    UsageError(format!("--allow-write {other}: {}", io_reason(&error)))
+                })?;
+                vec![Some(dir)]
+            }
+            other => {
+                return Err(UsageError(format!(
+                    "unknown --allow-write {other:?}: use cargo, npm, pip, go, cache or an absolute directory"
+                )));
+            }
+        };
+        if preset.iter().any(Option::is_none) {
+            return Err(UsageError(format!(
+                "--allow-write {name}: HOME is not set; pass the directory as an absolute path"
+            )));
+        }
+        for dir in preset.into_iter().flatten() {
+            std::fs::create_dir_all(&dir).map_err(|error| {
+                UsageError(format!("--allow-write {name}: {}: {error}", dir.display()))
+            })?;
+            let dir = dir.canonicalize().unwrap_or(dir);
+            if !dirs.contains(&dir) {
+                dirs.push(dir);
+            }
+        }
+    }
+    Ok(dirs)
 }
 
 fn io_reason(error: &std::io::Error) -> String {

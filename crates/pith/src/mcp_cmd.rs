@@ -8,7 +8,7 @@ use crate::config::Workspace;
 /// Serves until the client closes stdin; returns the exit status.
 pub(crate) async fn run(workspace: Workspace, env: &Env) -> anyhow::Result<i32> {
     // One connection is one session: writes need an earlier read of the file.
-    let toolset = workspace.toolset(env, OverwritePolicy::RequireRead);
+    let toolset = workspace.toolset(env, OverwritePolicy::RequireRead, false);
     pith_mcp::serve_stdio(toolset).await?;
     Ok(0)
 }

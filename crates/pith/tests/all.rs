@@ -6,6 +6,7 @@
 )]
 
 mod bash;
+mod bash_files;
 mod cli;
 mod file_tools;
 mod file_tools_stress;
@@ -13,5 +14,6 @@ mod mcp;
 mod promises;
 mod reliability;
 mod safety;
+mod sandbox_escapes;
 mod support;
 mod watchdog;

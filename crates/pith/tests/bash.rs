@@ -32,7 +32,22 @@ fn two_gib_of_output_completes_with_the_tail_shown_every_byte_saved_and_rss_boun
         "{}",
         &text[text.len() - 300..]
     );
-    assert_eq!(std::fs::metadata(path).unwrap().len(), TOTAL);
+    // The file is capped on disk: the first and the last half GiB, and a notice between.
+    let cap = pith_env::OUTPUT_CAP;
+    let len = std::fs::metadata(path).unwrap().len();
+    assert!(len > cap && len < cap + 512, "{len}");
+    let mut notice = vec![0; 300];
+    std::os::unix::fs::FileExt::read_exact_at(
+        &std::fs::File::open(path).unwrap(),
+        &mut notice,
+        cap / 2,
+    )
+    .unwrap();
+    let notice = String::from_utf8_lossy(&notice);
+    assert!(
+        notice.contains(&format!("bytes of {TOTAL} bytes of output")),
+        "{notice}"
+    );
     std::fs::remove_file(path).unwrap();
     assert!(peak_kib > 0, "VmHWM was never read");
     assert!(peak_kib < 64 * 1024, "peak RSS {peak_kib} KiB");

@@ -1,6 +1,8 @@
 //! [`LocalEnv`]: the ports on this machine.
 
 mod exec;
+
+pub use exec::{OUTPUT_CAP, output_dir, prune_output_dir};
 mod fs;
 mod search;
 

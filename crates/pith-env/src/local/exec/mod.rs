@@ -19,6 +19,7 @@ use tokio::process::{Child, ChildStderr, ChildStdout, Command};
 use tokio::time::{Instant, sleep_until};
 use tokio_util::sync::CancellationToken;
 
+pub use log::{OUTPUT_CAP, output_dir, prune_output_dir};
 pub(crate) use table::ProcessTable;
 
 use crate::{
@@ -55,10 +56,12 @@ impl LocalEnv {
 
 /// Runs commands on this machine.
 ///
-/// - Each command gets a new process group (`setpgid(0, 0)`), stdin from
-///   `/dev/null` and piped stdout/stderr, read concurrently in 64 KiB chunks.
-///   On Linux the child also gets `PR_SET_PDEATHSIG(SIGKILL)`, so the shell
-///   dies if pith is killed outright, and then the request's sandbox.
+/// - Each command gets a new session (`setsid`: its own process group and no
+///   controlling terminal), stdin from `/dev/null` and piped stdout/stderr,
+///   read concurrently in 64 KiB chunks, and no other descriptor of pith's
+///   (close-on-exec from 3 up). On Linux the child also gets
+///   `PR_SET_PDEATHSIG(SIGKILL)`, so the shell dies if pith is killed
+///   outright, and then the request's sandbox.
 /// - Timeout and cancel: SIGTERM to the group, then SIGKILL to the group as
 ///   soon as the shell has exited or after 200 ms, whichever comes first.
 ///   Pipes the killed tree left open are read for at most `idle_grace` more.
@@ -88,15 +91,14 @@ impl Exec for LocalEnv {
             .current_dir(&request.cwd)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0);
+            .stderr(Stdio::piped());
         if !request.inherit_env {
             command.env_clear();
         }
         command.envs(request.env.iter().map(|(key, value)| (key, value)));
         let tree = self.processes.trees.next();
         command.env(escapees::TREE_VAR, &tree);
-        unix::configure_child(&mut command, request.sandbox.prepare()?);
+        unix::configure_child(&mut command, request.sandbox.prepare(&request.cwd)?);
         let (child, pgid) = self
             .processes
             .spawn(&mut command)

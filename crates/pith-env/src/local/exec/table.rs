@@ -87,6 +87,33 @@ impl State {
     }
 }
 
+impl State {
+    /// In a child subreaper: every orphan re-parented to this process whose
+    /// group is not tracked left its command's group (`setsid -f`, a double
+    /// fork), whatever its environment. Its group is tracked from now on, as a
+    /// background group: [`ProcessTable::kill_all`] and the watchdog kill it.
+    /// Exited orphans are reaped.
+    fn adopt_orphans(&mut self) {
+        if !unix::is_subreaper() {
+            return;
+        }
+        let watchdog = self.watchdog.as_ref().and_then(Watchdog::pid);
+        for pid in unix::children() {
+            if Some(pid) == watchdog || self.groups.get(&pid) == Some(&Group::Running) {
+                continue;
+            }
+            unix::reap(pid);
+            match unix::group_of(pid) {
+                Some(group) if group > 1 && !self.groups.contains_key(&group) => {
+                    self.groups.insert(group, Group::Background);
+                    self.watch(group);
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
 impl ProcessTable {
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
@@ -120,7 +147,8 @@ impl ProcessTable {
     }
 
     /// The leader of `pgid` was reaped (or abandoned to tokio's reaper): keep
-    /// tracking the group only while members remain.
+    /// tracking the group only while members remain. In a child subreaper,
+    /// also adopts the call's escapees (see [`State::adopt_orphans`]).
     pub(super) fn leader_done(&self, pgid: i32) {
         let mut state = self.lock();
         if unix::group_alive(pgid) {
@@ -128,6 +156,7 @@ impl ProcessTable {
         } else if state.groups.remove(&pgid).is_some() {
             state.unwatch(pgid);
         }
+        state.adopt_orphans();
     }
 
     /// SIGKILLs every tracked group. Synchronous and non-blocking: safe to call
@@ -139,6 +168,25 @@ impl ProcessTable {
         }
         // Processes that left their group (setsid) but carry one of our tree ids.
         escapees::kill_all_marked(&self.trees.prefix());
+        // In a child subreaper every orphan of a command is our child, whatever
+        // its group or environment: kill them all (in rounds: a dying escapee's
+        // own children are re-parented to us in turn).
+        if unix::is_subreaper() {
+            let watchdog = state.watchdog.as_ref().and_then(Watchdog::pid);
+            for _ in 0..4 {
+                let children: Vec<i32> = unix::children()
+                    .into_iter()
+                    .filter(|&pid| Some(pid) != watchdog)
+                    .collect();
+                if children.is_empty() {
+                    break;
+                }
+                for pid in children {
+                    unix::kill_process(pid);
+                    unix::reap(pid);
+                }
+            }
+        }
     }
 
     /// Reaps exited children that are not group leaders tracked as running

@@ -9,8 +9,10 @@ use tokio::process::Command;
 
 use crate::sandbox::PreparedSandbox;
 
-/// Prepares the child's last steps before `exec`: on Linux
-/// `PR_SET_PDEATHSIG(SIGKILL)` so it dies with pith, then the sandbox, if any.
+/// Prepares the child's last steps before `exec`: a new session (`setsid`: no
+/// controlling terminal, and a new process group whose id is the child's pid),
+/// on Linux `PR_SET_PDEATHSIG(SIGKILL)` so it dies with pith, close-on-exec on
+/// every descriptor but 0, 1 and 2, then the sandbox, if any.
 ///
 /// The parent-death signal fires when the *thread* that spawned the child
 /// exits, which for a tokio runtime is a worker thread living as long as the
@@ -18,9 +20,16 @@ use crate::sandbox::PreparedSandbox;
 /// are reached through the process group by [`Exec::kill_all`](crate::Exec::kill_all).
 pub(super) fn configure_child(command: &mut Command, sandbox: Option<PreparedSandbox>) {
     let parent = std::process::id();
+    let mut sandbox = sandbox;
     let before_exec = move || {
+        // SAFETY: setsid takes no arguments; the child is not a group leader
+        // (no `process_group` on the command), so it cannot fail with EPERM.
+        if unsafe { libc::setsid() } < 0 {
+            return Err(io::Error::last_os_error());
+        }
         set_death_signal(parent)?;
-        if let Some(sandbox) = &sandbox {
+        close_inherited();
+        if let Some(sandbox) = &mut sandbox {
             // SAFETY: this runs in the freshly forked child, before exec.
             unsafe { sandbox.apply()? };
         }
@@ -28,10 +37,46 @@ pub(super) fn configure_child(command: &mut Command, sandbox: Option<PreparedSan
     };
     // SAFETY: the closure runs in the forked child before exec, where only
     // async-signal-safe calls are allowed. It makes only raw system calls
-    // (`prctl`, `getppid`, `raise`, and the sandbox's own, documented as
-    // async-signal-safe), allocates nothing and takes no locks.
+    // (`setsid`, `prctl`, `getppid`, `raise`, `close_range`, and the sandbox's
+    // own, documented as async-signal-safe), allocates nothing and takes no locks.
     unsafe {
         command.pre_exec(before_exec);
+    }
+}
+
+/// In the child: marks every descriptor from 3 up close-on-exec, so the
+/// command inherits only stdin, stdout and stderr. (Close-on-exec rather than
+/// close: the standard library's exec-error pipe and the sandbox's descriptors
+/// are still needed until `exec`.) Without `close_range` (Linux < 5.11), each
+/// descriptor below the open-files limit is marked one by one.
+fn close_inherited() {
+    const CLOSE_RANGE_CLOEXEC: libc::c_uint = 1 << 2;
+    // SAFETY: close_range with constant arguments only changes descriptor flags.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_close_range,
+            3 as libc::c_uint,
+            libc::c_uint::MAX,
+            CLOSE_RANGE_CLOEXEC,
+        )
+    };
+    if rc == 0 {
+        return;
+    }
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes the struct; fcntl on any number is harmless.
+    unsafe {
+        let max = if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 {
+            limit.rlim_cur.min(1 << 20) as libc::c_int
+        } else {
+            1024
+        };
+        for fd in 3..max {
+            libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
+        }
     }
 }
 
@@ -69,10 +114,34 @@ pub(super) fn group_alive(pgid: i32) -> bool {
     pgid > 1 && !matches!(killpg(Pid::from_raw(pgid), None), Err(Errno::ESRCH))
 }
 
+/// Set once this process is a child subreaper.
+static SUBREAPER: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 /// Marks this process as a child subreaper (`PR_SET_CHILD_SUBREAPER`).
 #[cfg(target_os = "linux")]
 pub(super) fn set_child_subreaper() -> io::Result<()> {
-    nix::sys::prctl::set_child_subreaper(true).map_err(io::Error::from)
+    nix::sys::prctl::set_child_subreaper(true).map_err(io::Error::from)?;
+    SUBREAPER.store(true, std::sync::atomic::Ordering::Relaxed);
+    Ok(())
+}
+
+/// Whether [`set_child_subreaper`] succeeded in this process.
+pub(super) fn is_subreaper() -> bool {
+    SUBREAPER.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// The process group of `pid`, if it still exists.
+pub(super) fn group_of(pid: i32) -> Option<i32> {
+    nix::unistd::getpgid(Some(Pid::from_raw(pid)))
+        .ok()
+        .map(Pid::as_raw)
+}
+
+/// SIGKILLs one process; a process that is gone is not an error.
+pub(super) fn kill_process(pid: i32) {
+    if pid > 1 {
+        let _ = nix::sys::signal::kill(Pid::from_raw(pid), Signal::SIGKILL);
+    }
 }
 
 /// Subreapers exist only on Linux.

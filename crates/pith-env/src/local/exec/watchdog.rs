@@ -106,6 +106,11 @@ impl Watchdog {
         })
     }
 
+    /// The watchdog's pid.
+    pub(super) fn pid(&self) -> Option<i32> {
+        self._child.id().and_then(|pid| i32::try_from(pid).ok())
+    }
+
     /// Registers a group that started.
     pub(super) fn started(&self, pgid: i32) -> io::Result<()> {
         self.send(&format!("+{pgid}\n"))

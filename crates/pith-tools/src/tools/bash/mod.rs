@@ -17,7 +17,9 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
-use pith_env::{ExecError, ExecOutcome, ExecRequest, OutputStream, Termination};
+use pith_env::{
+    ExecError, ExecOutcome, ExecRequest, OutputStream, SandboxMode, SandboxPolicy, Termination,
+};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
@@ -61,8 +63,13 @@ pub struct BashConfig {
     pub command_prefix: Option<String>,
     /// Environment variables the host gives every command (e.g. `PITH_*` names).
     pub env: Vec<(String, String)>,
-    /// Where full-output files go. Default: the system temporary directory.
+    /// Where full-output files go (created mode 0600). Default: the per-user
+    /// private directory `$TMPDIR/pith-<uid>/` (mode 0700).
     pub spill_dir: PathBuf,
+    /// Keep the full-output files when the session ends. Default: `false`, a
+    /// session removes its files when its last clone is dropped (`pith call`
+    /// and `pith batch` keep theirs: the caller reads them after pith exits).
+    pub keep_output: bool,
     /// Rewrites command, working directory and environment before spawn.
     pub spawn_hook: Option<SpawnHook>,
 }
@@ -73,7 +80,8 @@ impl Default for BashConfig {
             shell: None,
             command_prefix: None,
             env: Vec::new(),
-            spill_dir: std::env::temp_dir(),
+            spill_dir: pith_env::output_dir(),
+            keep_output: false,
             spawn_hook: None,
         }
     }
@@ -86,6 +94,7 @@ impl fmt::Debug for BashConfig {
             .field("command_prefix", &self.command_prefix)
             .field("env", &self.env)
             .field("spill_dir", &self.spill_dir)
+            .field("keep_output", &self.keep_output)
             .field(
                 "spawn_hook",
                 &self.spawn_hook.as_ref().map(|_| "Fn(&mut SpawnRequest)"),
@@ -169,7 +178,7 @@ impl Tool for BashTool {
         request.sandbox = context.config.sandbox.clone();
         let (outcome, snapshot) = run(context, request, cancel).await;
         match outcome {
-            Ok(outcome) => finish(outcome, &snapshot, args.timeout),
+            Ok(outcome) => finish(outcome, &snapshot, args.timeout, &context.config.sandbox),
             Err(error) => ToolResult::error(exec_error_message(&error)),
         }
     }
@@ -279,11 +288,19 @@ async fn run(
     shared.output.finish();
     progress.maybe_update(&mut shared, true);
     let snapshot = shared.output.snapshot(true);
+    if let Some(path) = &snapshot.full_output_path {
+        context.session.record_output(path.clone());
+    }
     (outcome, snapshot)
 }
 
 /// The result for a command that ran.
-fn finish(outcome: ExecOutcome, snapshot: &Snapshot, timeout: Option<f64>) -> ToolResult {
+fn finish(
+    outcome: ExecOutcome,
+    snapshot: &Snapshot,
+    timeout: Option<f64>,
+    sandbox: &SandboxPolicy,
+) -> ToolResult {
     let code = outcome.status.code();
     let details = Value::Object(details(snapshot, Some(code)));
     let mut shown = snapshot.content.clone();
@@ -305,6 +322,10 @@ fn finish(outcome: ExecOutcome, snapshot: &Snapshot, timeout: Option<f64>) -> To
         None if empty => ToolResult::text("(no output)").with_details(details),
         None => ToolResult::text(shown).with_details(details),
         Some(message) if outcome.termination == Termination::Exited => {
+            let message = match sandbox_denial(&snapshot.content, sandbox) {
+                Some(hint) => format!("{message}\n{hint}"),
+                None => message,
+            };
             let shown = if empty {
                 "(no output)".to_owned()
             } else {
@@ -319,6 +340,49 @@ fn finish(outcome: ExecOutcome, snapshot: &Snapshot, timeout: Option<f64>) -> To
             .with_details(details)
             .into(),
     }
+}
+
+/// What the output of a failed command shows when the sandbox refused something.
+const DENIALS: &[&str] = &[
+    "Permission denied",
+    "Operation not permitted",
+    "Read-only file system",
+    "EACCES",
+    "EPERM",
+    "EROFS",
+];
+
+/// One line for a failed command whose output shows a denial under an active
+/// sandbox: that the sandbox may be the cause, where commands may write, and
+/// how the user widens it.
+fn sandbox_denial(output: &str, sandbox: &SandboxPolicy) -> Option<String> {
+    if !sandbox.is_active() || !DENIALS.iter().any(|denial| output.contains(denial)) {
+        return None;
+    }
+    let places: Vec<String> = sandbox
+        .writable_places()
+        .iter()
+        .map(|dir| dir.display().to_string())
+        .collect();
+    let network = if sandbox.deny_network {
+        "; network sockets are denied (--deny-network)"
+    } else {
+        ""
+    };
+    Some(match sandbox.mode {
+        SandboxMode::ReadOnly => format!(
+            "The sandbox (read-only) may have denied this: commands may not write any file{network}. \
+             The user can widen it by restarting pith with --sandbox workspace-write or --sandbox off."
+        ),
+        SandboxMode::WorkspaceWrite => format!(
+            "The sandbox (workspace-write) may have denied this: commands may write only under {}, and .git/ is read-only{network}. \
+             The user can widen it by restarting pith with --allow-write cargo|npm|pip|go|cache|DIR, --root DIR or --sandbox off.",
+            places.join(", ")
+        ),
+        SandboxMode::Off => format!(
+            "The sandbox may have denied this{network}. The user can lift it by restarting pith without --deny-network."
+        ),
+    })
 }
 
 /// `truncation`, `fullOutputPath` and `linesTruncated` when the output was cut, and `exitCode`.

@@ -1,0 +1,356 @@
+//! Issue 21 through the real binary: inherited descriptors, escapees with a
+//! scrubbed environment (after `pith call` and after `pith mcp`), and
+//! `pith sandbox status --json`, each claimed guarantee tried for real.
+// Marks the helpers as test code, where clippy allows unwrap.
+#![cfg(test)]
+
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use pith_env::{SandboxPolicy, SandboxStatus};
+use pith_testkit::{Prerequisite, skip};
+use serde_json::{Value, json};
+
+const PITH: &str = env!("CARGO_BIN_EXE_pith");
+
+/// Only reached when something is wrong.
+const PATIENCE: Duration = Duration::from_secs(10);
+
+/// A fresh directory outside the temp dirs (which workspace-write always allows).
+struct Scratch(PathBuf);
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = Command::new("chattr")
+            .arg("-R")
+            .arg("-i")
+            .arg(&self.0)
+            .output();
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn scratch(name: &str) -> Scratch {
+    let always: Vec<PathBuf> = SandboxPolicy::always_writable();
+    let base = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let base = base.canonicalize().unwrap_or(base);
+    assert!(
+        !always.iter().any(|dir| base.starts_with(dir)),
+        "the target dir is under a temp dir"
+    );
+    let dir = base.join(format!("pith-escape-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("root")).unwrap();
+    std::fs::create_dir_all(dir.join("outside")).unwrap();
+    Scratch(dir)
+}
+
+fn landlock_or_explain(test: &str) -> bool {
+    let available = SandboxStatus::probe().landlock_available();
+    if !available {
+        skip(
+            test,
+            Prerequisite::Landlock,
+            "Landlock is not available on this kernel",
+        );
+    }
+    available
+}
+
+fn bash(command: &str, flags: &[&str]) -> Output {
+    Command::new(PITH)
+        .args(["call", "bash", &json!({ "command": command }).to_string()])
+        .args(flags)
+        .env_remove("RUST_LOG")
+        .output()
+        .unwrap()
+}
+
+fn text(output: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+/// Live processes whose command line is exactly `sleep <marker>`.
+fn sleeps(marker: &str) -> Vec<u32> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let args: Vec<&[u8]> = cmdline
+            .split(|&b| b == 0)
+            .filter(|a| !a.is_empty())
+            .collect();
+        if args.len() == 2 && args[0].ends_with(b"sleep") && args[1] == marker.as_bytes() {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+/// Waits (at most [`PATIENCE`]) for every `sleep <marker>` to be gone; returns the survivors.
+fn survivors(marker: &str) -> Vec<u32> {
+    let start = Instant::now();
+    loop {
+        let left = sleeps(marker);
+        if left.is_empty() || start.elapsed() > PATIENCE {
+            for &pid in &left {
+                // SAFETY: killing a leftover of this test.
+                unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+            }
+            return left;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn marker(n: u32) -> String {
+    format!("1234.{}0{n}3", std::process::id())
+}
+
+/// Issue 21, escape 8: `env -i setsid -f` leaves the group and the environment
+/// marker behind; pith, a child subreaper, still kills it when the call ends.
+#[test]
+fn a_scrubbed_escapee_dies_with_pith_call() {
+    let dir = scratch("call");
+    let root = dir.0.join("root");
+    let marker = marker(1);
+    let output = bash(
+        &format!("env -i setsid -f sleep {marker}; echo started"),
+        &["--cwd", root.to_str().unwrap(), "--sandbox", "off"],
+    );
+    assert!(text(&output).contains("started"), "{}", text(&output));
+    assert_eq!(
+        survivors(&marker),
+        Vec::<u32>::new(),
+        "the escapee survived pith call"
+    );
+}
+
+/// Issue 21, escape 8, under `pith mcp` (sandboxed by default): the escapee dies
+/// when the server exits.
+#[test]
+fn a_scrubbed_escapee_dies_with_pith_mcp() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let marker = marker(2);
+    let mut server = crate::mcp::Server::start(&dir);
+    let result = server.call(
+        1,
+        "bash",
+        json!({ "command": format!("env -i setsid -f sleep {marker}; echo started") }),
+    );
+    assert!(crate::mcp::text(&result).contains("started"), "{result}");
+    assert_eq!(sleeps(&marker).len(), 1, "the escapee did not start");
+    assert!(
+        server.close_and_wait(PATIENCE).is_some(),
+        "pith mcp did not exit"
+    );
+    assert_eq!(
+        survivors(&marker),
+        Vec::<u32>::new(),
+        "the escapee survived pith mcp"
+    );
+}
+
+/// Runs `pith call bash` with descriptor 7 open on `file` (inherited from pith's parent).
+fn bash_with_fd7(file: &Path, command: &str, flags: &[&str]) -> Output {
+    let handle = std::fs::OpenOptions::new().append(true).open(file).unwrap();
+    let fd = std::os::fd::AsRawFd::as_raw_fd(&handle);
+    let mut cmd = Command::new(PITH);
+    cmd.args(["call", "bash", &json!({ "command": command }).to_string()])
+        .args(flags)
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::null());
+    // SAFETY: dup2 in the forked child onto a fixed number (clears close-on-exec).
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::dup2(fd, 7) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let output = cmd.output().unwrap();
+    drop(handle);
+    output
+}
+
+/// Issue 21, escape 6: a descriptor open in pith's parent is not the command's.
+#[test]
+fn a_descriptor_inherited_by_pith_is_closed_for_commands() {
+    let dir = scratch("fd");
+    let root = dir.0.join("root");
+    let file = dir.0.join("outside").join("secret.log");
+    std::fs::write(&file, "").unwrap();
+    for mode in ["off", "read-only", "workspace-write"] {
+        let output = bash_with_fd7(
+            &file,
+            "echo leaked >&7; echo status=$?",
+            &["--cwd", root.to_str().unwrap(), "--sandbox", mode],
+        );
+        assert!(
+            text(&output).contains("status=1"),
+            "{mode}: {}",
+            text(&output)
+        );
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "", "{mode}");
+    }
+}
+
+/// `pith sandbox status --json` for `flags`.
+fn status_json(flags: &[&str]) -> Value {
+    let output = Command::new(PITH)
+        .args(["sandbox", "status", "--json"])
+        .args(flags)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", text(&output));
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+/// Python attack snippets, one per guarantee; each prints `DENIED` when the attack fails.
+fn python(code: &str) -> String {
+    format!("python3 - <<'PY'\n{code}\nPY")
+}
+
+/// Every guarantee `pith sandbox status --json` claims holds is tried with the same
+/// flags; a claim without an attack here fails the test.
+#[test]
+fn every_claimed_guarantee_holds() {
+    if !landlock_or_explain("every_claimed_guarantee_holds") {
+        return;
+    }
+    let dir = scratch("status");
+    let root = dir.0.join("root");
+    let outside = dir.0.join("outside");
+    assert!(
+        Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(&root)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let target = outside.join("target.txt");
+    std::fs::write(&target, "x").unwrap();
+    let flags = [
+        "--cwd",
+        root.to_str().unwrap(),
+        "--root",
+        root.to_str().unwrap(),
+        "--sandbox",
+        "workspace-write",
+        "--deny-network",
+    ];
+    let status = status_json(&flags);
+    assert_eq!(status["mode"], "workspace-write");
+    let guarantees = status["guarantees"].as_array().unwrap();
+    let mut ids: Vec<&str> = guarantees
+        .iter()
+        .map(|g| g["id"].as_str().unwrap())
+        .collect();
+    let count = ids.len();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), count, "duplicate guarantees: {status}");
+    let writable: Vec<&str> = status["writable"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p.as_str().unwrap())
+        .collect();
+    let mut unique = writable.clone();
+    unique.sort_unstable();
+    unique.dedup();
+    assert_eq!(unique.len(), writable.len(), "duplicate places: {status}");
+
+    let mut outside_sleep = Command::new("sleep").arg("30").spawn().unwrap();
+    let abstract_name = format!("pith-test-{}", std::process::id());
+    let abstract_listener = {
+        use std::os::linux::net::SocketAddrExt;
+        let addr = std::os::unix::net::SocketAddr::from_abstract_name(&abstract_name).unwrap();
+        std::os::unix::net::UnixListener::bind_addr(&addr).unwrap()
+    };
+    abstract_listener.set_nonblocking(true).unwrap();
+    let t = target.display().to_string();
+    let denied = |ok: &str| format!("print('DENIED' if not ({ok}) else 'ALLOWED')");
+    for guarantee in guarantees.iter().filter(|g| g["holds"] == true) {
+        let id = guarantee["id"].as_str().unwrap();
+        let command = match id {
+            "new-session" => python(
+                "import os\ntry:\n    os.open('/dev/tty', os.O_RDWR)\n    print('ALLOWED')\nexcept OSError:\n    print('DENIED' if os.getsid(0) in (os.getpid(), os.getppid()) else 'ALLOWED')",
+            ),
+            "no-inherited-fds" => {
+                let output = bash_with_fd7(
+                    &target,
+                    "echo leaked >&7 && echo ALLOWED || echo DENIED",
+                    &flags,
+                );
+                assert!(text(&output).contains("DENIED"), "{id}: {}", text(&output));
+                assert_eq!(std::fs::read_to_string(&target).unwrap(), "x");
+                continue;
+            }
+            "escapees-killed" => {
+                let marker = marker(3);
+                let output = bash(&format!("env -i setsid -f sleep {marker}"), &flags);
+                assert!(output.status.success(), "{id}: {}", text(&output));
+                assert_eq!(survivors(&marker), Vec::<u32>::new(), "{id}");
+                continue;
+            }
+            "writes-confined" => format!("echo x > {t}.new && echo ALLOWED || echo DENIED"),
+            "git-read-only" => {
+                "echo '[x]' >> .git/config && echo ALLOWED || echo DENIED".to_owned()
+            }
+            "metadata-confined" => python(&format!(
+                "import os\ntry:\n    os.chmod('{t}', 0o777)\n    print('ALLOWED')\nexcept OSError:\n    print('DENIED')"
+            )),
+            "tty-ioctl" => python(
+                "import fcntl, os, termios, struct\nfd = os.open('/dev/ptmx', os.O_RDWR | os.O_NOCTTY)\ntry:\n    fcntl.ioctl(fd, 0x80045430, struct.pack('I', 0))\n    print('ALLOWED')\nexcept OSError:\n    print('DENIED')",
+            ),
+            "tty-injection" => python(
+                "import fcntl, os, termios\nfd = os.open('/dev/ptmx', os.O_RDWR | os.O_NOCTTY)\ntry:\n    fcntl.ioctl(fd, termios.TIOCSTI, b'x')\n    print('ALLOWED')\nexcept OSError as e:\n    print('DENIED' if e.errno == 13 else 'ALLOWED')",
+            ),
+            "io-uring-denied" => python(&format!(
+                "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nfd = libc.syscall(425, 8, ctypes.create_string_buffer(120))\n{}",
+                denied("fd >= 0")
+            )),
+            "socket-families" => python(
+                "import socket\ntry:\n    socket.socket(17, socket.SOCK_RAW, 0)\n    print('ALLOWED')\nexcept OSError:\n    print('DENIED')",
+            ),
+            "signal-scoped" => format!(
+                "kill -STOP {} && echo ALLOWED || echo DENIED",
+                outside_sleep.id()
+            ),
+            "abstract-unix-scoped" => python(&format!(
+                "import socket\ns = socket.socket(socket.AF_UNIX)\ntry:\n    s.connect('\\0{abstract_name}')\n    print('ALLOWED')\nexcept OSError:\n    print('DENIED')"
+            )),
+            "network-denied" => python(
+                "import socket\ntry:\n    socket.socket(socket.AF_INET)\n    print('ALLOWED')\nexcept OSError:\n    print('DENIED')",
+            ),
+            other => panic!("no attack tries the claimed guarantee {other:?}: {guarantee}"),
+        };
+        let output = bash(&command, &flags);
+        assert!(
+            text(&output).contains("DENIED") && !text(&output).contains("ALLOWED"),
+            "{id} is claimed but the attack worked: {}",
+            text(&output)
+        );
+    }
+    let _ = outside_sleep.kill();
+    let _ = outside_sleep.wait();
+    assert!(
+        abstract_listener.accept().is_err(),
+        "an abstract connection got through"
+    );
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "x");
+    assert!(!Path::new(&format!("{t}.new")).exists());
+}
