@@ -268,7 +268,9 @@ fn whole_line_edges(
         range.start
     };
     let last_line = old.rsplit('\n').next().unwrap_or_default();
-    let tail = &last_line[last_line.trim_end_matches([' ', '\t']).len()..];
+    let tail = last_line
+        .get(last_line.trim_end_matches([' ', '\t']).len()..)
+        .unwrap_or_default();
     let end = if !tail.is_empty()
         && text
             .get(range.end..)

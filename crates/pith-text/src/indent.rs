@@ -337,76 +337,20 @@ fn place_by_anchors(
     aligned: &[Aligned],
 ) -> Result<Vec<Placed>, Unplaceable> {
     let units = Units::learn(region, new_lines);
-    let content = |line: &'_ str| {
-        line.get(leading(line).len()..)
-            .unwrap_or_default()
-            .to_owned()
-    };
-    let mut placed: Vec<Option<Placed>> = Vec::with_capacity(new_lines.len());
-    // First the lines with a counterpart in the file.
-    for (line, aligned) in new_lines.iter().zip(aligned) {
-        let pair = match aligned {
-            Aligned::Kept(old) | Aligned::Changed(old) => {
-                region.window.get(*old).zip(region.old.get(*old))
-            }
-            Aligned::Inserted => None,
-        };
-        if is_blank(line) {
-            let text = match (aligned, pair) {
-                (Aligned::Kept(_), Some((file, _))) => (*file).to_owned(),
-                _ => String::new(),
-            };
-            placed.push(Some(Placed {
-                text,
-                placed: false,
-            }));
-            continue;
-        }
-        let Some((file, old)) = pair.filter(|(file, _)| !is_blank(file)) else {
-            placed.push(None);
-            continue;
-        };
-        placed.push(Some(match aligned {
-            Aligned::Kept(_) if depth(old) == depth(line) => Placed {
-                text: (*file).to_owned(),
-                placed: false,
-            },
-            Aligned::Kept(_) => Placed {
-                text: units.shift(leading(file), delta(line, old)) + &content(file),
-                placed: true,
-            },
-            _ => Placed {
-                text: units.shift(leading(file), delta(line, old)) + &content(line),
-                placed: true,
-            },
-        }));
-    }
-    // The nearest line with a counterpart before and after each line.
-    let anchored: Vec<Option<usize>> = placed
+    // First the lines with a counterpart in the file, then the others between them.
+    let mut placed: Vec<Option<Placed>> = new_lines
         .iter()
-        .enumerate()
-        .map(|(index, line)| {
+        .zip(aligned)
+        .map(|(line, aligned)| place_counterpart(region, &units, line, *aligned))
+        .collect();
+    let anchored: Vec<bool> = placed
+        .iter()
+        .map(|line| {
             line.as_ref()
-                .filter(|line| !line.text.trim().is_empty())
-                .map(|_| index)
+                .is_some_and(|line| !line.text.trim().is_empty())
         })
         .collect();
-    let mut previous = vec![None; new_lines.len()];
-    let mut last = None;
-    for (index, slot) in previous.iter_mut().enumerate() {
-        *slot = last;
-        if let Some(Some(anchor)) = anchored.get(index) {
-            last = Some(*anchor);
-        }
-    }
-    let mut next = vec![None; new_lines.len()];
-    last = None;
-    for (index, slot) in next.iter_mut().enumerate().rev() {
-        *slot = last;
-        if let Some(Some(anchor)) = anchored.get(index) {
-            last = Some(*anchor);
-        }
-    }
+    let (previous, next) = nearest(&anchored);
     let lowest = new_lines
         .iter()
         .filter(|line| !is_blank(line))
@@ -422,8 +366,7 @@ fn place_by_anchors(
         // An anchor in the new text: its placed text, and the sender's line.
         let anchor = |at: Option<usize>| {
             let at = at?;
-            let text = anchored.get(at).copied().flatten().and(new_lines.get(at))?;
-            Some((at, *text))
+            Some((at, *new_lines.get(at)?))
         };
         let before = anchor(previous.get(index).copied().flatten());
         let after = anchor(next.get(index).copied().flatten());
@@ -468,11 +411,79 @@ fn place_by_anchors(
         )
         .ok_or(Unplaceable { new_line: index })?;
         out.push(Placed {
-            text: indent + &content(line),
+            text: indent + content(line),
             placed: true,
         });
     }
     Ok(out)
+}
+
+/// A line with a counterpart in the old text, placed from the file line it keeps or
+/// replaces; `None` for a line without one.
+fn place_counterpart(
+    region: &Region<'_>,
+    units: &Units,
+    line: &str,
+    aligned: Aligned,
+) -> Option<Placed> {
+    let pair = match aligned {
+        Aligned::Kept(old) | Aligned::Changed(old) => {
+            region.window.get(old).zip(region.old.get(old))
+        }
+        Aligned::Inserted => None,
+    };
+    if is_blank(line) {
+        let text = match (aligned, pair) {
+            (Aligned::Kept(_), Some((file, _))) => (*file).to_owned(),
+            _ => String::new(),
+        };
+        return Some(Placed {
+            text,
+            placed: false,
+        });
+    }
+    let (file, old) = pair.filter(|(file, _)| !is_blank(file))?;
+    let shifted = || units.shift(leading(file), delta(line, old));
+    Some(match aligned {
+        Aligned::Kept(_) if depth(old) == depth(line) => Placed {
+            text: (*file).to_owned(),
+            placed: false,
+        },
+        Aligned::Kept(_) => Placed {
+            text: shifted() + content(file),
+            placed: true,
+        },
+        _ => Placed {
+            text: shifted() + content(line),
+            placed: true,
+        },
+    })
+}
+
+/// A line without its indentation.
+fn content(line: &str) -> &str {
+    line.get(leading(line).len()..).unwrap_or_default()
+}
+
+/// For each position, the nearest anchored position before it and after it.
+fn nearest(anchored: &[bool]) -> (Vec<Option<usize>>, Vec<Option<usize>>) {
+    let mut previous = vec![None; anchored.len()];
+    let mut last = None;
+    for (index, slot) in previous.iter_mut().enumerate() {
+        *slot = last;
+        if anchored.get(index) == Some(&true) {
+            last = Some(index);
+        }
+    }
+    let mut next = vec![None; anchored.len()];
+    last = None;
+    for (index, slot) in next.iter_mut().enumerate().rev() {
+        *slot = last;
+        if anchored.get(index) == Some(&true) {
+            last = Some(index);
+        }
+    }
+    (previous, next)
 }
 
 /// The text of line `at` of the result: already placed (`out`) or placed in the first pass.

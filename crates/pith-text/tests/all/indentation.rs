@@ -317,6 +317,117 @@ fn materialise(case: &Case) -> Option<(String, Edit, String)> {
     ))
 }
 
+/// `lines` written with braces: each `if cN:` opens `if cN {` and a `}` closes it before
+/// the first line back at its depth (or shallower).
+fn with_braces(lines: &[Line]) -> Vec<Line> {
+    let mut out: Vec<Line> = Vec::new();
+    let mut open: Vec<usize> = Vec::new();
+    let close = |out: &mut Vec<Line>, depth: usize| {
+        let mut closer = Line::statement(depth, 0);
+        closer.text = "}".to_owned();
+        closer.original = true;
+        out.push(closer);
+    };
+    for line in lines {
+        while open.last().is_some_and(|&depth| depth >= line.depth) {
+            let depth = open.pop().unwrap_or_default();
+            close(&mut out, depth);
+        }
+        let mut line = line.clone();
+        if line.opener {
+            open.push(line.depth);
+            line.text = format!("{} {{", line.text.trim_end_matches(':'));
+        }
+        out.push(line);
+    }
+    while let Some(depth) = open.pop() {
+        close(&mut out, depth);
+    }
+    out
+}
+
+/// The brace-language form of a case: the lines that differ between the file and the
+/// edited file (at least two old lines), sent garbled.
+fn materialise_braces(case: &Case) -> Option<(String, Edit, String)> {
+    let file = file_lines(&case.block);
+    let (start, end) = edited_range(case);
+    let mut next_id = 2000;
+    let (edited, _) = edit(&file, start..end, &case.changes, &mut next_id);
+    if edited == file || !valid(&edited) {
+        return None;
+    }
+    let (file, edited) = (with_braces(&file), with_braces(&edited));
+    let prefix = file.iter().zip(&edited).take_while(|(a, b)| a == b).count();
+    let suffix = file
+        .iter()
+        .rev()
+        .zip(edited.iter().rev())
+        .take_while(|(a, b)| a == b)
+        .count()
+        .min(file.len().min(edited.len()) - prefix);
+    let mut first = prefix.max(1);
+    let (mut old_end, mut new_end) = (file.len() - suffix, edited.len() - suffix);
+    while old_end - first < 2 {
+        if first > 1 {
+            first -= 1;
+        } else if old_end < file.len() {
+            old_end += 1;
+            new_end += 1;
+        } else {
+            return None;
+        }
+    }
+    let (old, new) = (&file[first..old_end], &edited[first..new_end]);
+    let base = old
+        .iter()
+        .chain(new)
+        .map(|line| line.depth)
+        .min()
+        .unwrap_or(0);
+    let sending = if case.sending == Sending::FirstLineStripped {
+        Sending::Flattened
+    } else {
+        case.sending
+    };
+    let mut old_text = render_sent(old, base, sending, case.unit).join("\n");
+    let new_text = render_sent(new, base, sending, case.unit).join("\n");
+    if new.is_empty() {
+        // Deleting whole lines takes their newline too.
+        old_text.push('\n');
+    }
+    Some((
+        render_file(&file, case.unit),
+        Edit { old_text, new_text },
+        render_file(&edited, case.unit),
+    ))
+}
+
+#[test]
+fn garbled_brace_blocks_give_the_intended_file_or_a_refusal() {
+    check_accepting(case(), 384, 30, |case| {
+        let Some((file, edit, intended)) = materialise_braces(&case) else {
+            return Ok(None);
+        };
+        let Ok(outcome) = apply_edits(&file, std::slice::from_ref(&edit)) else {
+            return Ok(Some(false));
+        };
+        if outcome.matches[0].tier == MatchTier::Exact {
+            let literal = file.replacen(&edit.old_text, &edit.new_text, 1);
+            prop_assert_eq!(&outcome.file_text, &literal);
+            return Ok(Some(true));
+        }
+        prop_assert_eq!(
+            &outcome.file_text,
+            &intended,
+            "file:\n{}\nold:\n{}\nnew:\n{}",
+            file,
+            edit.old_text,
+            edit.new_text
+        );
+        Ok(Some(true))
+    });
+}
+
 #[test]
 fn garbled_indentation_gives_the_intended_file_or_a_refusal() {
     check_accepting(case(), 384, 45, |case| {
