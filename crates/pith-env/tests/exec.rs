@@ -144,7 +144,9 @@ async fn daemon_in_its_own_session_holding_stdout_does_not_hang_the_call() {
     // setsid -f forks into a new session: it escapes the group and keeps the pipes.
     let ran = run(
         &env,
-        "setsid -f bash -c 'echo $$; exec sleep 100'; sleep 0.1; echo started",
+        // The daemon's pid line comes first: the shell waits for the daemon's marker file.
+        "m=$(mktemp -u); setsid -f bash -c \"echo \\$\\$; touch $m; exec sleep 100\"; \
+         until [ -e $m ]; do sleep 0.01; done; rm $m; echo started",
         None,
     )
     .await;
@@ -209,16 +211,38 @@ async fn timeout_kills_a_tree_that_ignores_sigterm() {
     );
 }
 
+/// Runs `script`; `on_output` runs once, when the first output arrives (explicit
+/// synchronisation: the command is running).
+async fn run_then(
+    env: &LocalEnv,
+    script: &str,
+    cancel: CancellationToken,
+    on_output: impl FnOnce() + Send,
+) -> Ran {
+    let mut output = Vec::new();
+    let mut on_output = Some(on_output);
+    let start = Instant::now();
+    let mut sink = |_: OutputStream, bytes: &[u8]| {
+        output.extend_from_slice(bytes);
+        if let Some(action) = on_output.take() {
+            action();
+        }
+    };
+    let outcome = env.exec(request(script), &mut sink, cancel).await.unwrap();
+    Ran {
+        output: String::from_utf8(output).unwrap(),
+        outcome,
+        took: start.elapsed(),
+    }
+}
+
 #[tokio::test]
 async fn cancel_kills_the_tree() {
     let env = LocalEnv::new();
     let cancel = CancellationToken::new();
     let trigger = cancel.clone();
-    tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(300)).await;
-        trigger.cancel();
-    });
-    let ran = run_request(&env, request("echo $$; sleep 100 & sleep 100"), cancel).await;
+    let script = "sleep 100 & echo $$; sleep 100";
+    let ran = run_then(&env, script, cancel, move || trigger.cancel()).await;
     assert!(ran.took < PROMPTLY, "took {:?}", ran.took);
     assert_eq!(ran.outcome.termination, Termination::Cancelled);
     let pgid = first_line_number(&ran.output);
@@ -233,11 +257,17 @@ async fn cancel_kills_the_tree() {
 async fn kill_all_stops_a_running_command() {
     let env = Arc::new(LocalEnv::new());
     let killer = env.clone();
+    let started = Arc::new(tokio::sync::Notify::new());
+    let notify = started.clone();
     tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(300)).await;
+        started.notified().await;
         killer.kill_all();
     });
-    let ran = run(&env, "sleep 100", None).await;
+    let script = "echo started; sleep 100";
+    let ran = run_then(&env, script, CancellationToken::new(), move || {
+        notify.notify_one()
+    })
+    .await;
     assert!(ran.took < PROMPTLY, "took {:?}", ran.took);
     assert_eq!(ran.outcome.status, ExitStatus::Signal(9));
 }

@@ -206,18 +206,15 @@ async fn cancel_kills_the_tree_and_says_aborted() {
     let bench = bench();
     let cancel = CancellationToken::new();
     let trigger = cancel.clone();
-    tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(300)).await;
-        trigger.cancel();
-    });
+    // Explicit synchronisation: cancel once the command's first output (its pid) arrived.
     let options = CallOptions {
         cancel,
-        ..CallOptions::default()
+        updates: Some(Arc::new(move |_: ToolUpdate| trigger.cancel())),
     };
     let start = Instant::now();
     let result = bench
         .call_with(
-            json!({"command": "echo $$; sleep 100 & sleep 100"}),
+            json!({"command": "sleep 100 & echo $$; sleep 100"}),
             options,
         )
         .await;

@@ -23,9 +23,10 @@ const PITH: &str = env!("CARGO_BIN_EXE_pith");
 /// Long enough for any answer on a loaded machine; only reached when something hangs.
 const PATIENCE: Duration = Duration::from_secs(30);
 
-/// The bound on returning after a timeout or cancel: the "+1 s", plus 2 s
-/// for a loaded two-core CI machine. Measured times are printed.
-const SLACK: Duration = Duration::from_secs(3);
+/// The bound on returning after a timeout or cancel, on top of the 1 s: generous for a
+/// loaded two-core CI machine, and still far from the 100+ s the shapes would run.
+/// Measured times are printed.
+const SLACK: Duration = Duration::from_secs(10);
 
 /// A `pith mcp` spoken to in raw JSON-RPC lines.
 pub(crate) struct Server {
@@ -347,7 +348,7 @@ fn every_process_shape_ends_within_its_timeout_through_mcp() {
         let result = response.map(|r| r["result"].clone()).unwrap_or(Value::Null);
         remove_full_output(&result);
         // Checked at once: the server is still running, so only the call's own kill counts.
-        let left = survivors(&marker(index, 2), Duration::from_millis(500));
+        let left = survivors(&marker(index, 2), Duration::from_secs(5));
         let name = shape.name;
         eprintln!("mcp timeout 1 s | {name:38} | returned by {elapsed:.2?} | survivors {left:?}");
         let text = result["content"][0]["text"].as_str().unwrap_or_default();
