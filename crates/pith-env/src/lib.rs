@@ -50,7 +50,7 @@ pub use crate::local::LocalEnv;
 pub use crate::memory::MemoryEnv;
 pub use crate::sandbox::{SandboxFallback, SandboxMode, SandboxPolicy, SandboxStatus};
 pub use crate::search::{
-    FindEntry, FindOutput, FindRequest, GrepLine, GrepOutput, GrepRequest, Search,
+    BinaryFile, FindEntry, FindOutput, FindRequest, GrepLine, GrepOutput, GrepRequest, Search,
 };
 
 /// Re-exported so callers can build the cancellation tokens the ports take.

@@ -6,6 +6,7 @@
 )]
 
 mod bash;
+mod bounds;
 mod cli;
 mod file_tools;
 mod file_tools_stress;

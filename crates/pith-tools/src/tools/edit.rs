@@ -106,6 +106,10 @@ impl Tool for EditTool {
         true
     }
 
+    fn takes_queue_turn(&self) -> bool {
+        true
+    }
+
     fn definition(&self) -> &ToolDefinition {
         &self.definition
     }
@@ -139,9 +143,14 @@ impl Tool for EditTool {
             raw_path: args.path,
             edits: edits_of(args.edits),
         };
-        match exclusive(&context.queue, &fs, &path, &cancel, move |token| {
-            job.run(token)
-        })
+        match exclusive(
+            &context.queue,
+            &fs,
+            &path,
+            context.ticket(),
+            &cancel,
+            move |token| job.run(token),
+        )
         .await
         {
             Ok(Ok(result)) => result,
