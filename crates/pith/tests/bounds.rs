@@ -5,7 +5,7 @@ use tempfile::TempDir;
 
 use crate::file_tools::pith;
 use crate::mcp::{Server, text};
-use crate::support::peak_rss_kib;
+use crate::support::{peak_rss_kib, run_measured};
 
 /// A 74-byte PNG whose header claims 65535x65535 pixels of 16-bit RGBA (34 GB decoded).
 fn png_bomb() -> Vec<u8> {
@@ -237,4 +237,51 @@ fn grep_shows_matches_before_binary_data_and_names_the_file() {
         "mixed.dat:1: needle one\n\n[Binary data from the first NUL byte on (mixed.dat at byte 11): \
          only the lines before it were searched]"
     );
+}
+
+#[test]
+fn an_exact_edit_of_a_1_gib_file_runs_in_bounded_memory() {
+    use std::io::{Read, Seek, SeekFrom, Write};
+    let dir = TempDir::new().unwrap();
+    let path = dir.path().join("big.txt");
+    let size: u64 = 1 << 30;
+    // Sparse: text at both ends, a hole of NUL bytes (valid UTF-8) between.
+    let mut file = std::fs::File::create(&path).unwrap();
+    file.write_all(b"head\nneedle line\n").unwrap();
+    file.set_len(size - 16).unwrap();
+    file.seek(SeekFrom::End(0)).unwrap();
+    file.write_all(b"\nlast line here\n").unwrap();
+    drop(file);
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_pith"));
+    command.args([
+        "call",
+        "edit",
+        &json!({"path": "big.txt", "edits": [
+            {"oldText": "needle line", "newText": "replaced"},
+            {"oldText": "last line here", "newText": "LAST"},
+        ]})
+        .to_string(),
+        "--cwd",
+        dir.path().to_str().unwrap(),
+    ]);
+    let measured = run_measured(command);
+    assert!(measured.status.success(), "{}", measured.stdout_text());
+    assert_eq!(
+        measured.stdout_text().trim_end(),
+        "Successfully replaced 2 block(s) in big.txt."
+    );
+    let peak_mib = measured.peak_kib / 1024;
+    assert!(peak_mib <= 128, "pith peaked at {peak_mib} MiB");
+    let mut file = std::fs::File::open(&path).unwrap();
+    let new_size = size - "needle line".len() as u64 + "replaced".len() as u64
+        - "last line here".len() as u64
+        + "LAST".len() as u64;
+    assert_eq!(file.metadata().unwrap().len(), new_size);
+    let mut head = [0; 16];
+    file.read_exact(&mut head).unwrap();
+    assert_eq!(&head, b"head\nreplaced\n\0\0");
+    file.seek(SeekFrom::End(-7)).unwrap();
+    let mut tail = Vec::new();
+    file.read_to_end(&mut tail).unwrap();
+    assert_eq!(tail, b"\0\nLAST\n");
 }
