@@ -44,6 +44,7 @@
 //! - write: `write_atomic_replaces_whole_under_concurrent_reads`,
 //!   `write_atomic_keeps_permissions`, `write_atomic_writes_through_symlinks`,
 //!   `write_atomic_needs_an_existing_parent`, `write_atomic_leaves_no_temp_files`;
+//! - splice: `write_spliced_replaces_ranges`, `write_spliced_refuses_bad_ranges`;
 //! - tree: `metadata_follows_symlinks`, `read_dir_lists_names_and_kinds`,
 //!   `canonicalize_resolves_symlinks`, `create_dir_all_is_nested_and_idempotent`,
 //!   `home_dir_is_absolute`, `remove_dir_refuses_a_non_empty_directory`;
@@ -52,6 +53,7 @@
 
 mod errors;
 mod read;
+mod splice;
 mod tree;
 mod write;
 
@@ -152,6 +154,8 @@ pub async fn run_all(fixture: &dyn Fixture) -> Report {
         write::write_atomic_writes_through_symlinks,
         write::write_atomic_needs_an_existing_parent,
         write::write_atomic_leaves_no_temp_files,
+        splice::write_spliced_replaces_ranges,
+        splice::write_spliced_refuses_bad_ranges,
         tree::metadata_follows_symlinks,
         tree::read_dir_lists_names_and_kinds,
         tree::canonicalize_resolves_symlinks,

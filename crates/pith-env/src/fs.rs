@@ -56,6 +56,50 @@ pub struct DirEntry {
     pub kind: FileKind,
 }
 
+/// One change of [`FileSystem::write_spliced`]: the bytes `range` of the old
+/// file are replaced by `bytes` (an empty range inserts, empty bytes delete).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Splice {
+    /// Byte range of the old file.
+    pub range: std::ops::Range<u64>,
+    /// What replaces it.
+    pub bytes: Vec<u8>,
+}
+
+/// Checks that `splices` are sorted, disjoint and within a file of `len` bytes.
+pub(crate) fn check_splices(splices: &[Splice], len: u64) -> Result<(), String> {
+    let mut end = 0;
+    for splice in splices {
+        if splice.range.start < end || splice.range.end < splice.range.start {
+            return Err("splices must be sorted and must not overlap".to_owned());
+        }
+        end = splice.range.end;
+    }
+    if end > len {
+        return Err(format!(
+            "a splice ends at byte {end}, past the end of the {len}-byte file"
+        ));
+    }
+    Ok(())
+}
+
+/// `old` with the splices applied (for adapters that hold files in memory).
+pub(crate) fn splice_bytes(old: &[u8], splices: &[Splice]) -> Result<Vec<u8>, String> {
+    check_splices(splices, old.len() as u64)?;
+    let added: usize = splices.iter().map(|splice| splice.bytes.len()).sum();
+    let mut new = Vec::with_capacity(old.len() + added);
+    let mut at = 0;
+    for splice in splices {
+        // In range: checked above against `old.len()`.
+        let (start, end) = (splice.range.start as usize, splice.range.end as usize);
+        new.extend_from_slice(&old[at..start]);
+        new.extend_from_slice(&splice.bytes);
+        at = end;
+    }
+    new.extend_from_slice(&old[at..]);
+    Ok(new)
+}
+
 /// A file opened for sequential reading.
 #[async_trait]
 pub trait FileReader: Send {
@@ -93,6 +137,29 @@ pub trait FileSystem: Send + Sync {
 
     /// Replaces (or creates) a file atomically. The parent directory must exist.
     async fn write_atomic(&self, path: &Path, contents: &[u8]) -> Result<(), FsError>;
+
+    /// Replaces an existing file atomically, as [`write_atomic`](FileSystem::write_atomic)
+    /// does, with its current bytes except that each splice's byte range is
+    /// replaced by the splice's bytes: an edit of a file of any size without
+    /// holding the file in memory.
+    ///
+    /// Contract: `splices` are sorted by range and do not overlap, and every
+    /// range lies within the file (else an `InvalidInput` error, and the file
+    /// is untouched); an empty list rewrites the file unchanged. Adapters copy
+    /// the unchanged bytes from the old file to the new one without holding
+    /// them whole where they can (`LocalEnv` copies in the kernel); the default
+    /// reads the file, splices in memory and calls `write_atomic`, which is
+    /// right for adapters whose files are in memory anyway, and for a remote
+    /// adapter is correct but moves the whole file, so a remote adapter should
+    /// forward the call and splice on the far side.
+    async fn write_spliced(&self, path: &Path, splices: &[Splice]) -> Result<(), FsError> {
+        let old = self.read(path).await?;
+        let new = splice_bytes(&old, splices).map_err(|detail| {
+            FsError::new(crate::FsErrorKind::InvalidInput, path).with_detail(detail)
+        })?;
+        drop(old);
+        self.write_atomic(path, &new).await
+    }
 
     /// `stat`: follows symlinks.
     async fn metadata(&self, path: &Path) -> Result<Metadata, FsError>;

@@ -45,12 +45,12 @@ pub use crate::error::{ExecError, FsError, FsErrorKind, SearchError};
 pub use crate::exec::{
     Exec, ExecOutcome, ExecRequest, ExitStatus, OutputLog, OutputSink, OutputStream, Termination,
 };
-pub use crate::fs::{DirEntry, FileKind, FileReader, FileSystem, Metadata};
+pub use crate::fs::{DirEntry, FileKind, FileReader, FileSystem, Metadata, Splice};
 pub use crate::local::{LocalEnv, OUTPUT_CAP, output_dir, prune_output_dir};
 pub use crate::memory::MemoryEnv;
 pub use crate::sandbox::{SandboxFallback, SandboxMode, SandboxPolicy, SandboxStatus};
 pub use crate::search::{
-    FindEntry, FindOutput, FindRequest, GrepLine, GrepOutput, GrepRequest, Search,
+    BinaryFile, FindEntry, FindOutput, FindRequest, GrepLine, GrepOutput, GrepRequest, Search,
 };
 
 /// Re-exported so callers can build the cancellation tokens the ports take.

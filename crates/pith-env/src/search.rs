@@ -40,6 +40,28 @@ impl GrepRequest {
 
     /// How many oversized files [`GrepOutput::oversized`] names at most.
     pub const OVERSIZED_LISTED: usize = 10;
+
+    /// Most heap a pattern may take to compile, 8 MiB (the regex crate's
+    /// default is 10 MiB, grep-regex's 100 MiB). A larger pattern is an
+    /// [`SearchError::InvalidPattern`](crate::SearchError::InvalidPattern) that says so.
+    pub const REGEX_SIZE_LIMIT: usize = 8 * 1024 * 1024;
+
+    /// Most memory each search thread's lazy DFA cache may hold, 2 MiB; past it
+    /// the cache is cleared (or the search falls back to a slower engine).
+    pub const REGEX_DFA_LIMIT: usize = 2 * 1024 * 1024;
+
+    /// How many binary files [`GrepOutput::binary`] names at most.
+    pub const BINARY_LISTED: usize = 10;
+}
+
+/// A file with matches whose content turned binary: only the lines before the
+/// one holding its first NUL byte were searched, as ripgrep does.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BinaryFile {
+    /// Same form as [`GrepLine::path`].
+    pub path: String,
+    /// Byte offset of the first NUL byte; nothing from it on was searched.
+    pub offset: u64,
 }
 
 /// One output row: a matching line or a context line.
@@ -99,6 +121,23 @@ pub struct GrepOutput {
     pub oversized: Vec<String>,
     /// How many files were skipped for such a line (may exceed `oversized`'s length).
     pub oversized_count: usize,
+    /// The first [`GrepRequest::BINARY_LISTED`] files, in path order, that
+    /// contributed matches from before their first NUL byte; nothing after it
+    /// was searched. A file whose first NUL comes before any match contributes
+    /// nothing and is not named (ripgrep's default too).
+    pub binary: Vec<BinaryFile>,
+    /// How many files [`GrepOutput::binary`] would name without its cap.
+    pub binary_count: usize,
+}
+
+impl GrepOutput {
+    /// Records a file with matches whose content turned binary at `offset`.
+    pub fn push_binary(&mut self, path: String, offset: u64) {
+        if self.binary.len() < GrepRequest::BINARY_LISTED {
+            self.binary.push(BinaryFile { path, offset });
+        }
+        self.binary_count += 1;
+    }
 }
 
 /// A file search by glob.
@@ -134,7 +173,9 @@ pub struct FindOutput {
 ///
 /// Contract: hidden files are searched, `.git/` never; `.gitignore` (nested,
 /// applied hierarchically), `.ignore` and `.git/info/exclude` are honoured
-/// inside and outside git repositories; binary files are skipped by grep;
+/// inside and outside git repositories; grep searches a file only up to its
+/// first NUL byte (binary from there on) and names the files with matches
+/// before one in [`GrepOutput::binary`];
 /// results are deterministic (sorted); memory stays bounded whatever the file
 /// sizes: a file with a line over [`GrepRequest::MAX_LINE_BYTES`] is skipped
 /// and reported in [`GrepOutput::oversized`], row texts are clipped to

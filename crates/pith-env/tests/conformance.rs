@@ -77,7 +77,7 @@ async fn memory_env_keeps_the_file_system_contract() {
     let fixture = Memory { env };
     fixture.env.create_dir_all(&fixture.root()).await.unwrap();
     let report = run(&fixture).await;
-    assert_eq!(report.passed.len(), 18);
+    assert_eq!(report.passed.len(), 20);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

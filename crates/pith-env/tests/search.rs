@@ -7,8 +7,8 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use pith_env::{
-    CancellationToken, FindOutput, FindRequest, GrepLine, GrepOutput, GrepRequest, LocalEnv,
-    Search, SearchError,
+    BinaryFile, CancellationToken, FindOutput, FindRequest, GrepLine, GrepOutput, GrepRequest,
+    LocalEnv, Search, SearchError,
 };
 use tempfile::TempDir;
 
@@ -137,6 +137,44 @@ async fn grep_skips_binary_files() {
     write(dir.path(), "text.txt", b"needle\n");
     let rows = grep_rows(request(dir.path(), "needle")).await;
     assert_eq!(rows, ["text.txt:1: needle"]);
+}
+
+#[tokio::test]
+async fn grep_reports_matches_before_the_first_nul_and_names_the_file_binary() {
+    let dir = TempDir::new().unwrap();
+    write(dir.path(), "a.dat", b"needle one\n\0\nneedle two\n");
+    // A NUL far past the first read: every line before its line is searched.
+    let mut late = Vec::new();
+    for line in 0..100_000 {
+        late.extend_from_slice(format!("line {line}\n").as_bytes());
+    }
+    late.extend_from_slice(b"needle late\n");
+    let nul_offset = late.len() as u64 + 3;
+    late.extend_from_slice(b"abc\0needle after\n");
+    write(dir.path(), "b.dat", &late);
+    write(dir.path(), "c.dat", b"\0needle\n");
+    let output = grep(request(dir.path(), "needle")).await.unwrap();
+    let rows: Vec<String> = output
+        .lines
+        .iter()
+        .map(|line| format!("{}:{}: {}", line.path, line.line_number, line.text))
+        .collect();
+    assert_eq!(rows, ["a.dat:1: needle one", "b.dat:100001: needle late"]);
+    let binary = |path: &str, offset| BinaryFile {
+        path: path.to_owned(),
+        offset,
+    };
+    assert_eq!(
+        output.binary,
+        [binary("a.dat", 11), binary("b.dat", nul_offset)]
+    );
+    assert_eq!(output.binary_count, 2);
+    // A single file named as the root behaves the same.
+    let output = grep(request(&dir.path().join("a.dat"), "needle"))
+        .await
+        .unwrap();
+    assert_eq!(output.match_count, 1);
+    assert_eq!(output.binary, [binary("a.dat", 11)]);
 }
 
 #[tokio::test]

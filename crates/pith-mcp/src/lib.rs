@@ -61,7 +61,9 @@ where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let transport = LineTransport::new(read, write).with_tool_names(server.tool_names());
+    let transport = LineTransport::new(read, write)
+        .with_tool_names(server.tool_names())
+        .with_arrival_order(server.queue());
     let running = match server.serve(transport).await {
         Ok(running) => running,
         // The client left before the handshake: nothing to serve.

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use pith_env::SandboxStatus;
-use pith_tools::{CallOptions, Session, ToolSet};
+use pith_tools::{CallOptions, Session, Ticket, ToolSet};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, ErrorCode,
     Implementation, InitializeRequestParams, ListToolsResult, PaginatedRequestParams,
@@ -57,6 +57,11 @@ impl PithServer {
             .iter()
             .map(|tool| tool.name.to_string())
             .collect()
+    }
+
+    /// The mutation queue every session of this server shares.
+    pub(crate) fn queue(&self) -> std::sync::Arc<pith_tools::MutationQueue> {
+        self.base.queue().clone()
     }
 
     /// The connection's session, opened on first use.
@@ -177,8 +182,10 @@ impl ServerHandler for PithServer {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
+        mut context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        // The place in arrival order the transport gave the request as it was read.
+        let ticket = context.extensions.remove::<Ticket>();
         let session = self.session(&context.peer).await;
         // Arguments are validated by the tool (errors name the field), not by rmcp.
         let args = Value::Object(request.arguments.unwrap_or_default());
@@ -190,7 +197,14 @@ impl ServerHandler for PithServer {
             cancel: context.ct.clone(),
             updates: progress.as_ref().map(Progress::updates),
         };
-        let result = session.call(&request.name, args, options).await;
+        let result = match ticket {
+            Some(ticket) => {
+                session
+                    .call_in_turn(ticket, &request.name, args, options)
+                    .await
+            }
+            None => session.call(&request.name, args, options).await,
+        };
         if let Some(progress) = progress {
             progress.finish().await;
         }

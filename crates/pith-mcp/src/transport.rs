@@ -12,8 +12,9 @@ use std::future::Future;
 use std::io;
 use std::sync::Arc;
 
+use pith_tools::MutationQueue;
 use rmcp::RoleServer;
-use rmcp::model::{ErrorCode, JsonRpcError, JsonRpcMessage};
+use rmcp::model::{ClientRequest, ErrorCode, JsonRpcError, JsonRpcMessage};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use serde_json::{Value, json};
@@ -31,6 +32,8 @@ pub struct LineTransport<R, W> {
     write: Arc<Mutex<W>>,
     /// The tool names, for error messages about a `tools/call`'s `name`.
     tools: Vec<String>,
+    /// Where each `tools/call` takes its place in arrival order, when set.
+    queue: Option<Arc<MutationQueue>>,
 }
 
 impl<R, W> LineTransport<R, W>
@@ -45,7 +48,17 @@ where
             line: Vec::new(),
             write: Arc::new(Mutex::new(write)),
             tools: Vec::new(),
+            queue: None,
         }
+    }
+
+    /// Gives each `tools/call` a [`Ticket`] from `queue` as it is read, in the
+    /// request's extensions: rmcp runs each request on a task of its own, and
+    /// tasks start in any order, so this is the last point where the order of
+    /// arrival is known. [`PithServer`](crate::PithServer) calls the tool in that place.
+    pub fn with_arrival_order(mut self, queue: Arc<MutationQueue>) -> LineTransport<R, W> {
+        self.queue = Some(queue);
+        self
     }
 
     /// Names these tools in the error for a `tools/call` without a valid `name`.
@@ -168,7 +181,12 @@ where
             if message.iter().all(u8::is_ascii_whitespace) {
                 continue;
             }
-            if let Some(message) = self.decode(message) {
+            if let Some(mut message) = self.decode(message) {
+                if let (Some(queue), JsonRpcMessage::Request(request)) = (&self.queue, &mut message)
+                    && let ClientRequest::CallToolRequest(call) = &mut request.request
+                {
+                    call.extensions.insert(queue.ticket());
+                }
                 return Some(message);
             }
         }

@@ -41,7 +41,7 @@ pub use crate::args::{ArgsError, parse_args, schema_of};
 pub use crate::hooks::{HookCall, HookDecision, Hooks, ToolHooks};
 pub use crate::paths::{resolve_path, resolve_read_path};
 pub use crate::policy::{Access, WorkspacePolicy};
-pub use crate::queue::{MutationGuard, MutationQueue};
+pub use crate::queue::{MutationGuard, MutationQueue, Ticket};
 pub use crate::session::{OverwritePolicy, Session};
 pub use crate::tool::{
     CallOptions, Content, Tool, ToolAnnotations, ToolContext, ToolDefinition, ToolError,

@@ -3,21 +3,32 @@
 //! The key of a path is the realpath of its nearest existing ancestor plus the
 //! components below it, so symlink aliases share a queue, and so do new files
 //! created through a symlinked directory (Pi #9389, where the key fell back to
-//! the unresolved path). Each key has a fair (FIFO) async mutex; registrations
-//! (key computation + enqueue) are themselves serialised, so calls queue in the
-//! order they arrived although computing a key awaits the file system. A guard
+//! the unresolved path). Each key has a fair (FIFO) async mutex. A guard
 //! is released when dropped, on success, error or cancellation alike; map
 //! entries are removed when no call holds or waits for them.
+//!
+//! # Arrival order: the turnstile
+//!
+//! A call takes a [`Ticket`] synchronously when it arrives (in
+//! [`Session::call`](crate::Session::call) before its first await, or earlier,
+//! where a front end reads the request: [`Session::admit`](crate::Session::admit)).
+//! Keys are then computed concurrently, but calls enter their key's FIFO
+//! strictly in ticket order: each waits until every earlier ticket has entered
+//! its queue or been given up (a call that fails before the queue, or a tool
+//! that never uses it, drops its ticket). Whatever the awaits before the queue
+//! (path resolution, policy checks, the task a write runs on), a write and the
+//! edit after it cannot swap.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 use std::future::{Future, poll_fn};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex as SyncMutex, PoisonError};
 use std::task::Poll;
 
 use pith_env::{FileSystem, FsError, FsErrorKind};
-use tokio::sync::{Mutex, OwnedMutexGuard};
+use tokio::sync::{Mutex, Notify, OwnedMutexGuard};
 use tokio_util::sync::CancellationToken;
 
 /// One key's lock and how many calls hold or wait for it.
@@ -32,8 +43,112 @@ type Slots = Arc<SyncMutex<HashMap<PathBuf, Slot>>>;
 /// files proceed in parallel.
 #[derive(Default)]
 pub struct MutationQueue {
-    registration: Mutex<()>,
+    turnstile: Arc<Turnstile>,
     slots: Slots,
+}
+
+/// Lets calls enter their key's queue in the order their tickets were issued.
+#[derive(Default)]
+struct Turnstile {
+    state: SyncMutex<TurnState>,
+    /// Signalled whenever `next` advances.
+    advanced: Notify,
+}
+
+#[derive(Default)]
+struct TurnState {
+    /// The next ticket number to issue.
+    issued: u64,
+    /// Every ticket below this has entered its queue or been given up.
+    next: u64,
+    /// Tickets at or after `next` that are already done.
+    done: BTreeSet<u64>,
+}
+
+impl Turnstile {
+    fn state(&self) -> std::sync::MutexGuard<'_, TurnState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn issue(self: &Arc<Self>) -> Ticket {
+        let mut state = self.state();
+        let number = state.issued;
+        state.issued += 1;
+        Ticket {
+            inner: Arc::new(TicketInner {
+                number,
+                turnstile: Arc::clone(self),
+                done: AtomicBool::new(false),
+            }),
+        }
+    }
+
+    fn finish(&self, number: u64) {
+        let mut state = self.state();
+        if number != state.next {
+            state.done.insert(number);
+            return;
+        }
+        state.next += 1;
+        loop {
+            let next = state.next;
+            if !state.done.remove(&next) {
+                break;
+            }
+            state.next += 1;
+        }
+        drop(state);
+        self.advanced.notify_waiters();
+    }
+
+    /// Waits until every ticket before `number` is done.
+    async fn wait_turn(&self, number: u64) {
+        loop {
+            let advanced = self.advanced.notified();
+            let mut advanced = std::pin::pin!(advanced);
+            // Registered before the check, so an advance in between is not missed.
+            advanced.as_mut().enable();
+            if self.state().next >= number {
+                return;
+            }
+            advanced.await;
+        }
+    }
+}
+
+/// A call's place in arrival order (see the module docs). Clones share the
+/// place; it is given up when the last clone drops without entering a queue.
+#[derive(Clone)]
+pub struct Ticket {
+    inner: Arc<TicketInner>,
+}
+
+struct TicketInner {
+    number: u64,
+    turnstile: Arc<Turnstile>,
+    done: AtomicBool,
+}
+
+impl Ticket {
+    fn finish(&self) {
+        if !self.inner.done.swap(true, Ordering::AcqRel) {
+            self.inner.turnstile.finish(self.inner.number);
+        }
+    }
+}
+
+impl Drop for TicketInner {
+    fn drop(&mut self) {
+        if !self.done.swap(true, Ordering::AcqRel) {
+            self.turnstile.finish(self.number);
+        }
+    }
+}
+
+impl fmt::Debug for Ticket {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("Ticket").field(&self.inner.number).finish()
+    }
 }
 
 impl fmt::Debug for MutationQueue {
@@ -90,25 +205,46 @@ impl MutationQueue {
         MutationQueue::default()
     }
 
-    /// Waits for `path`'s turn (`path` is absolute).
+    /// Takes the next place in arrival order, to hand to [`MutationQueue::lock_in_turn`].
+    pub fn ticket(&self) -> Ticket {
+        self.turnstile.issue()
+    }
+
+    /// Waits for `path`'s turn (`path` is absolute), entering its queue after
+    /// every call that took a ticket before this one.
     ///
     /// # Errors
     ///
     /// The realpath of an existing ancestor fails for a reason other than a
     /// missing component (permission denied, a symlink loop).
     pub async fn lock(&self, fs: &dyn FileSystem, path: &Path) -> Result<MutationGuard, FsError> {
-        let registration = self.registration.lock().await;
+        self.lock_in_turn(fs, path, self.ticket()).await
+    }
+
+    /// Waits for `path`'s turn, entering its queue in `ticket`'s place.
+    ///
+    /// # Errors
+    ///
+    /// As [`MutationQueue::lock`].
+    pub async fn lock_in_turn(
+        &self,
+        fs: &dyn FileSystem,
+        path: &Path,
+        ticket: Ticket,
+    ) -> Result<MutationGuard, FsError> {
+        // Keys are computed concurrently; only entering the queue waits for the turn.
         let key = queue_key(fs, path).await?;
+        self.turnstile.wait_turn(ticket.inner.number).await;
         let (lock, claim) = self.claim(key);
         let mut acquire = Box::pin(lock.lock_owned());
-        // Poll once while registration is held: this enqueues the waiter in
+        // Poll once before giving up the turn: this enqueues the waiter in
         // the mutex's FIFO (or takes the lock), fixing the arrival order.
         let ready = poll_fn(|cx| match acquire.as_mut().poll(cx) {
             Poll::Ready(guard) => Poll::Ready(Some(guard)),
             Poll::Pending => Poll::Ready(None),
         })
         .await;
-        drop(registration);
+        ticket.finish();
         let lock = match ready {
             Some(guard) => guard,
             None => acquire.await,
@@ -170,6 +306,7 @@ pub(crate) async fn exclusive<T, Fut>(
     queue: &Arc<MutationQueue>,
     fs: &Arc<dyn FileSystem>,
     path: &Path,
+    ticket: Ticket,
     cancel: &CancellationToken,
     work: impl FnOnce(CancellationToken) -> Fut + Send + 'static,
 ) -> Result<T, ExclusiveError>
@@ -179,10 +316,11 @@ where
 {
     let token = cancel.child_token();
     let on_drop = token.clone().drop_guard();
+    // The ticket was taken before the task is spawned: tasks start in any order.
     let (queue, fs, path) = (queue.clone(), fs.clone(), path.to_path_buf());
     let task = tokio::spawn(async move {
         let guard = queue
-            .lock(&*fs, &path)
+            .lock_in_turn(&*fs, &path, ticket)
             .await
             .map_err(ExclusiveError::Lock)?;
         let output = work(token).await;

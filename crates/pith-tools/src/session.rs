@@ -10,7 +10,7 @@ use std::time::SystemTime;
 use pith_env::{FileSystem, FsError, Metadata};
 use serde_json::Value;
 
-use crate::{CallOptions, ToolContext, ToolResult, ToolSet};
+use crate::{CallOptions, Ticket, ToolContext, ToolResult, ToolSet};
 
 /// What `write` does with an existing file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -235,8 +235,40 @@ impl Session {
         &self.inner.toolset
     }
 
+    /// Takes the next place in arrival order, for a front end to hand to
+    /// [`Session::call_in_turn`] when the request arrives (before any await or
+    /// task spawn that could reorder requests).
+    pub fn admit(&self) -> Ticket {
+        self.inner.toolset.queue().ticket()
+    }
+
     /// Calls a tool with the JSON arguments a model produced.
+    ///
+    /// A read, write or edit takes its place in arrival order (see
+    /// [`MutationQueue`](crate::MutationQueue)) when this future is first
+    /// polled: calls polled in order reach their file's queue in that order.
     pub async fn call(&self, name: &str, args: Value, options: CallOptions) -> ToolResult {
+        self.call_with(None, name, args, options).await
+    }
+
+    /// [`Session::call`] in the place `ticket` took when the request arrived.
+    pub async fn call_in_turn(
+        &self,
+        ticket: Ticket,
+        name: &str,
+        args: Value,
+        options: CallOptions,
+    ) -> ToolResult {
+        self.call_with(Some(ticket), name, args, options).await
+    }
+
+    async fn call_with(
+        &self,
+        ticket: Option<Ticket>,
+        name: &str,
+        args: Value,
+        options: CallOptions,
+    ) -> ToolResult {
         let toolset = &self.inner.toolset;
         let Some(tool) = toolset.tool(name) else {
             let names: Vec<&str> = toolset.definitions().iter().map(|d| d.name).collect();
@@ -246,6 +278,10 @@ impl Session {
                 names.join(", ")
             ));
         };
+        // A tool that never queues gives its place up at once.
+        let ticket = tool
+            .takes_queue_turn()
+            .then(|| ticket.unwrap_or_else(|| toolset.queue().ticket()));
         if options.cancel.is_cancelled() {
             return ToolResult::error("Operation aborted");
         }
@@ -257,6 +293,7 @@ impl Session {
             session: self.clone(),
             queue: toolset.queue().clone(),
             updates: options.updates.clone(),
+            ticket: Arc::new(Mutex::new(ticket)),
         };
         let hooks = &context.config.hooks;
         if hooks.is_empty() {

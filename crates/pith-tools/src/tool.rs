@@ -10,7 +10,7 @@ use serde::Serialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::{Access, MutationQueue, Session, ToolConfig};
+use crate::{Access, MutationQueue, Session, Ticket, ToolConfig};
 
 /// One part of a result for the model.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -184,9 +184,22 @@ pub struct ToolContext {
     pub queue: Arc<MutationQueue>,
     /// Where streaming updates go, if anywhere.
     pub updates: Option<UpdateFn>,
+    /// The call's place in arrival order, until its queue step takes it.
+    pub(crate) ticket: Arc<std::sync::Mutex<Option<Ticket>>>,
 }
 
 impl ToolContext {
+    /// The call's place in arrival order for its queue step (a new place when
+    /// the call has none or already used it).
+    pub(crate) fn ticket(&self) -> Ticket {
+        let taken = self
+            .ticket
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        taken.unwrap_or_else(|| self.queue.ticket())
+    }
+
     /// Resolves a path argument against the working directory (see [`crate::resolve_path`]).
     pub fn resolve(&self, raw: &str) -> Result<std::path::PathBuf, ToolError> {
         crate::resolve_path(raw, &self.cwd, self.env.fs.home_dir().as_deref())
@@ -307,6 +320,12 @@ pub trait Tool: Send + Sync {
     /// mutation queue (write and edit), instead of [`Session::call`] running
     /// them first.
     fn authorizes_in_queue(&self) -> bool {
+        false
+    }
+
+    /// Whether the tool takes a turn in the file mutation queue (read, write,
+    /// edit): such a call takes its place in arrival order when it arrives.
+    fn takes_queue_turn(&self) -> bool {
         false
     }
 

@@ -7,6 +7,7 @@
 
 mod bash;
 mod bash_files;
+mod bounds;
 mod cli;
 mod file_tools;
 mod file_tools_stress;

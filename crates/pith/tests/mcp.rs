@@ -126,8 +126,14 @@ impl Server {
         self.send_line(&message.to_string());
     }
 
-    /// The next message with this id; notifications on the way are kept.
+    /// The next message with this id; notifications on the way are kept (and so
+    /// are responses to other ids, which a later call finds there).
     pub(crate) fn response(&mut self, id: &Value) -> Value {
+        let is_response =
+            |message: &Value| message.get("id") == Some(id) && message.get("method").is_none();
+        if let Some(index) = self.notifications.iter().position(is_response) {
+            return self.notifications.remove(index);
+        }
         let deadline = Instant::now() + PATIENCE;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
@@ -136,7 +142,7 @@ impl Server {
                 Err(RecvTimeoutError::Timeout) => panic!("no response to {id} in {PATIENCE:?}"),
                 Err(RecvTimeoutError::Disconnected) => panic!("the server closed stdout"),
             };
-            if message.get("id") == Some(id) && message.get("method").is_none() {
+            if is_response(&message) {
                 return message;
             }
             self.notifications.push(message);

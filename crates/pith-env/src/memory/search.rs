@@ -4,7 +4,7 @@
 //! files are searched, `.git/` never; `.gitignore` and `.ignore` files in the
 //! search root, below it and in its ancestors apply hierarchically (the
 //! nearest file that has an opinion wins, `!` re-includes); files containing a
-//! NUL byte are skipped by grep; symlinks are not followed (find lists them,
+//! NUL byte are searched up to it (and named in `binary` when they match); symlinks are not followed (find lists them,
 //! grep skips them); results are sorted by path. What it does not do:
 //! `.git/info/exclude`, global git excludes, `.rgignore`, file-size limits.
 //!
@@ -220,6 +220,8 @@ fn build_matcher(request: &GrepRequest) -> Result<RegexMatcher, SearchError> {
         .case_insensitive(request.ignore_case)
         .fixed_strings(request.literal)
         .line_terminator(Some(b'\n'))
+        .size_limit(GrepRequest::REGEX_SIZE_LIMIT)
+        .dfa_size_limit(GrepRequest::REGEX_DFA_LIMIT)
         .build(&request.pattern)
         .map_err(|error| SearchError::InvalidPattern(error.to_string()))
 }
@@ -251,9 +253,12 @@ impl Search for MemoryEnv {
             if cancel.is_cancelled() {
                 return Err(SearchError::Cancelled);
             }
-            if memchr::memchr(0, data).is_some() {
-                continue;
-            }
+            // Searched up to the first NUL byte, as LocalEnv does.
+            let binary_offset = memchr::memchr(0, data);
+            let data = match binary_offset {
+                Some(nul) => &data[..memchr::memrchr(b'\n', &data[..nul]).map_or(0, |at| at + 1)],
+                None => &data[..],
+            };
             // As LocalEnv does (whose memory it bounds): a file with a line
             // too long to hold is skipped and reported.
             if data
@@ -277,6 +282,11 @@ impl Search for MemoryEnv {
                 .search_slice(&matcher, data, &mut rows)
                 .map_err(|error| FsError::from_io(error, request.root.join(path)))?;
             output.match_count += rows.matches;
+            if let Some(offset) = binary_offset
+                && rows.matches > 0
+            {
+                output.push_binary(path.clone(), offset as u64);
+            }
             output
                 .lines
                 .extend(rows.rows.into_iter().map(|(line_number, text, is_match)| {

@@ -230,3 +230,29 @@ async fn find_matches_names_or_paths_like_fd() {
         .unwrap_err();
     assert!(matches!(error, SearchError::InvalidGlob(_)), "{error}");
 }
+
+#[tokio::test]
+async fn grep_reports_matches_before_the_first_nul_and_names_the_file_binary() {
+    let env = MemoryEnv::with_files(&[
+        ("/w/mixed.dat", "needle one\n\0\nneedle two\n"),
+        ("/w/zeros.dat", "\0needle\n"),
+    ]);
+    let output = env
+        .grep(grep_request("needle", "/w"), CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(rows(&output), ["mixed.dat:1:needle one"]);
+    assert_eq!(
+        output.binary,
+        [pith_env_binary("mixed.dat", 11)],
+        "a file with no match before its NUL is not named"
+    );
+    assert_eq!(output.binary_count, 1);
+}
+
+fn pith_env_binary(path: &str, offset: u64) -> crate::BinaryFile {
+    crate::BinaryFile {
+        path: path.to_owned(),
+        offset,
+    }
+}

@@ -5,6 +5,7 @@
 //! by [`pith_text::apply_edits`] and replaced atomically. Editing does not
 //! require a prior read: a unique `oldText` match is the check.
 
+mod large;
 mod repair;
 mod run;
 
@@ -106,6 +107,10 @@ impl Tool for EditTool {
         true
     }
 
+    fn takes_queue_turn(&self) -> bool {
+        true
+    }
+
     fn definition(&self) -> &ToolDefinition {
         &self.definition
     }
@@ -139,9 +144,14 @@ impl Tool for EditTool {
             raw_path: args.path,
             edits: edits_of(args.edits),
         };
-        match exclusive(&context.queue, &fs, &path, &cancel, move |token| {
-            job.run(token)
-        })
+        match exclusive(
+            &context.queue,
+            &fs,
+            &path,
+            context.ticket(),
+            &cancel,
+            move |token| job.run(token),
+        )
         .await
         {
             Ok(Ok(result)) => result,

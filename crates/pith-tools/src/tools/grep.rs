@@ -148,7 +148,40 @@ fn render(output: &GrepOutput, limit: usize) -> ToolResult {
         );
     }
     push_oversized(&mut notices, output);
+    push_binary(&mut notices, output);
     notices.finish(&mut text)
+}
+
+/// The notice about files with matches that turn binary: searched only up to
+/// the line holding their first NUL byte, as ripgrep does.
+fn push_binary(notices: &mut Notices, output: &GrepOutput) {
+    if output.binary.is_empty() {
+        return;
+    }
+    let count = output.binary_count.max(output.binary.len());
+    let mut names = output
+        .binary
+        .iter()
+        .take(OVERSIZED_SHOWN)
+        .map(|file| format!("{} at byte {}", file.path, file.offset))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let shown = output.binary.len().min(OVERSIZED_SHOWN);
+    if count > shown {
+        names.push_str(&format!(" and {} more", count - shown));
+    }
+    let files: Vec<Value> = output
+        .binary
+        .iter()
+        .map(|file| json!({"path": file.path, "offset": file.offset}))
+        .collect();
+    notices.push(
+        format!(
+            "Binary data from the first NUL byte on ({names}): only the lines before it were searched"
+        ),
+        "binaryFiles",
+        json!(files),
+    );
 }
 
 /// Names shown in the notice about skipped files.
@@ -280,6 +313,35 @@ mod tests {
         assert_eq!(
             result.details.unwrap()["oversizedFiles"],
             json!(["my file.txt", "b", "c", "d"])
+        );
+    }
+
+    #[test]
+    fn files_with_matches_before_binary_data_are_named_with_the_offset() {
+        let output = GrepOutput {
+            lines: vec![pith_env::GrepLine {
+                path: "a.dat".to_owned(),
+                line_number: 1,
+                text: "needle one".to_owned(),
+                is_match: true,
+            }],
+            match_count: 1,
+            binary: vec![pith_env::BinaryFile {
+                path: "a.dat".to_owned(),
+                offset: 11,
+            }],
+            binary_count: 1,
+            ..GrepOutput::default()
+        };
+        let result = render(&output, 100);
+        assert_eq!(
+            result.text_content(),
+            "a.dat:1: needle one\n\n[Binary data from the first NUL byte on (a.dat at byte 11): \
+             only the lines before it were searched]"
+        );
+        assert_eq!(
+            result.details.unwrap()["binaryFiles"],
+            json!([{"path": "a.dat", "offset": 11}])
         );
     }
 

@@ -90,6 +90,10 @@ impl Tool for ReadTool {
         &self.definition
     }
 
+    fn takes_queue_turn(&self) -> bool {
+        true
+    }
+
     async fn execute(
         &self,
         args: Value,
@@ -122,7 +126,7 @@ async fn read(
     // edit of the file that arrived before it, and none that arrived after.
     let _turn = context
         .queue
-        .lock(fs, &path)
+        .lock_in_turn(fs, &path, context.ticket())
         .await
         .map_err(|error| ToolError::new(describe_fs_error(&error)))?;
     let metadata = match fs.metadata(&path).await {
@@ -209,9 +213,15 @@ async fn read_text(
         limits: TruncationLimits::default(),
     };
     let mut scanner = text::Scanner::new(window);
+    if hasher.is_none() {
+        // Too large to hash: read only as far as the answer needs.
+        scanner = scanner.count_ahead(text::COUNT_AHEAD_BYTES);
+    }
     scanner.feed(body);
-    stream_rest(reader, &mut scanner, &mut hasher, cancel).await?;
-    let scan = scanner.finish();
+    let scan = match stream_rest(reader, &mut scanner, &mut hasher, cancel).await? {
+        Streamed::ToEnd => scanner.finish(),
+        Streamed::Enough => scanner.finish_early(),
+    };
     if let Some(message) = text::offset_error(&scan, &window, args.offset) {
         return Err(ToolError::new(message));
     }
@@ -257,13 +267,22 @@ async fn read_header(
     Ok(header)
 }
 
-/// Feeds the rest of the file to the scanner, chunk by chunk.
+/// Where [`stream_rest`] stopped.
+enum Streamed {
+    /// At the end of the file.
+    ToEnd,
+    /// Before it: the scanner had what it needs.
+    Enough,
+}
+
+/// Feeds the rest of the file to the scanner, chunk by chunk, until the end
+/// or, when nothing is hashed, until the scanner is satisfied.
 async fn stream_rest(
     reader: &mut dyn FileReader,
     scanner: &mut text::Scanner,
     hasher: &mut Option<ContentHasher>,
     cancel: &CancellationToken,
-) -> Result<(), ToolError> {
+) -> Result<Streamed, ToolError> {
     // Start small and grow while reads fill the buffer: a batch of many small
     // reads then costs kilobytes each, a large file still streams in big chunks.
     let mut chunk = vec![0; 8 * 1024];
@@ -276,7 +295,7 @@ async fn stream_rest(
             .await
             .map_err(|error| ToolError::new(describe_fs_error(&error)))?;
         if read == 0 {
-            return Ok(());
+            return Ok(Streamed::ToEnd);
         }
         if read == chunk.len() && chunk.len() < CHUNK_BYTES {
             chunk.resize(CHUNK_BYTES.min(chunk.len() * 4), 0);
@@ -285,6 +304,9 @@ async fn stream_rest(
             hasher.update(&chunk[..read]);
         }
         scanner.feed(&chunk[..read]);
+        if hasher.is_none() && scanner.satisfied() {
+            return Ok(Streamed::Enough);
+        }
     }
 }
 

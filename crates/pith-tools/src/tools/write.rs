@@ -64,6 +64,10 @@ impl Tool for WriteTool {
         true
     }
 
+    fn takes_queue_turn(&self) -> bool {
+        true
+    }
+
     fn definition(&self) -> &ToolDefinition {
         &self.definition
     }
@@ -92,9 +96,14 @@ impl Tool for WriteTool {
             path: path.clone(),
             args,
         };
-        match exclusive(&context.queue, &fs, &path, &cancel, move |token| {
-            job.run(token)
-        })
+        match exclusive(
+            &context.queue,
+            &fs,
+            &path,
+            context.ticket(),
+            &cancel,
+            move |token| job.run(token),
+        )
         .await
         {
             Ok(Ok(result)) => result,

@@ -61,8 +61,17 @@ impl Target<'_> {
     }
 }
 
+/// Writes the new content of a file into its (empty) temp file. It may be
+/// called a second time, on a fresh temp file, when the first way fails.
+pub(super) type Fill<'a> = &'a mut dyn FnMut(&mut File) -> io::Result<()>;
+
 /// Writes `contents` to `path` atomically; runs on the blocking pool.
 pub(super) fn write_atomic_blocking(path: &Path, contents: &[u8]) -> Result<(), FsError> {
+    write_atomic_filled(path, &mut |file| file.write_all(contents))
+}
+
+/// Replaces `path` atomically with what `fill` writes; runs on the blocking pool.
+pub(super) fn write_atomic_filled(path: &Path, fill: Fill<'_>) -> Result<(), FsError> {
     let file = write_target(path)?;
     let existing = match fs::metadata(&file) {
         Ok(metadata) if metadata.is_dir() => {
@@ -88,8 +97,8 @@ pub(super) fn write_atomic_blocking(path: &Path, contents: &[u8]) -> Result<(), 
         prefix: format!(".{name}."),
         existing,
     };
-    if !unnamed::write(&target, contents)? {
-        write_named(&target, contents)?;
+    if !unnamed::write_filled(&target, fill)? {
+        write_named_filled(&target, fill)?;
     }
     // Durability of the rename; some file systems refuse to fsync a directory.
     if let Ok(dir) = File::open(&target.directory) {
@@ -99,7 +108,12 @@ pub(super) fn write_atomic_blocking(path: &Path, contents: &[u8]) -> Result<(), 
 }
 
 /// The portable path: a named temp file, written, fsynced and renamed.
+#[cfg(test)]
 fn write_named(target: &Target<'_>, contents: &[u8]) -> Result<(), FsError> {
+    write_named_filled(target, &mut |file| file.write_all(contents))
+}
+
+fn write_named_filled(target: &Target<'_>, fill: Fill<'_>) -> Result<(), FsError> {
     let mut builder = tempfile::Builder::new();
     builder.prefix(&target.prefix).suffix(TEMP_SUFFIX);
     #[cfg(unix)]
@@ -115,7 +129,7 @@ fn write_named(target: &Target<'_>, contents: &[u8]) -> Result<(), FsError> {
     if let Some(existing) = &target.existing {
         keep_owner_and_mode(temp.as_file(), existing).map_err(|e| target.error(e))?;
     }
-    temp.write_all(contents).map_err(|e| target.error(e))?;
+    fill(temp.as_file_mut()).map_err(|e| target.error(e))?;
     temp.as_file().sync_all().map_err(|e| target.error(e))?;
     temp.persist(&target.file)
         .map_err(|e| target.error(e.error))?;
@@ -144,13 +158,13 @@ fn keep_owner_and_mode(temp: &File, existing: &fs::Metadata) -> io::Result<()> {
 mod unnamed {
     use std::ffi::CString;
     use std::fs::{File, OpenOptions};
-    use std::io::{self, Write};
+    use std::io;
     use std::os::unix::ffi::OsStrExt;
     use std::os::unix::fs::OpenOptionsExt;
     use std::os::unix::io::AsRawFd;
     use std::path::{Path, PathBuf};
 
-    use super::{TEMP_SUFFIX, Target, keep_owner_and_mode};
+    use super::{Fill, TEMP_SUFFIX, Target, keep_owner_and_mode};
     use crate::FsError;
 
     /// Temp names tried before giving up on the link (a clash needs a 64-bit collision).
@@ -158,7 +172,13 @@ mod unnamed {
 
     /// Writes through an unnamed file. `Ok(false)`: this path is not available
     /// here and nothing was changed; the caller falls back to a named temp file.
+    #[cfg(test)]
     pub(super) fn write(target: &Target<'_>, contents: &[u8]) -> Result<bool, FsError> {
+        use std::io::Write as _;
+        write_filled(target, &mut |file| file.write_all(contents))
+    }
+
+    pub(super) fn write_filled(target: &Target<'_>, fill: Fill<'_>) -> Result<bool, FsError> {
         // Any failure to open (EOPNOTSUPP, EISDIR on kernels without O_TMPFILE,
         // EINVAL, or a real error such as a missing directory) falls back, so the
         // named path reports real errors exactly as it always has.
@@ -173,7 +193,7 @@ mod unnamed {
         if let Some(existing) = &target.existing {
             keep_owner_and_mode(&file, existing).map_err(|e| target.error(e))?;
         }
-        file.write_all(contents).map_err(|e| target.error(e))?;
+        fill(&mut file).map_err(|e| target.error(e))?;
         file.sync_all().map_err(|e| target.error(e))?;
         let Some(temp) = link(&file, target) else {
             return Ok(false);
@@ -227,10 +247,10 @@ mod unnamed {
 /// Elsewhere only the named temp file exists.
 #[cfg(not(target_os = "linux"))]
 mod unnamed {
-    use super::Target;
+    use super::{Fill, Target};
     use crate::FsError;
 
-    pub(super) fn write(_target: &Target<'_>, _contents: &[u8]) -> Result<bool, FsError> {
+    pub(super) fn write_filled(_target: &Target<'_>, _fill: Fill<'_>) -> Result<bool, FsError> {
         Ok(false)
     }
 }

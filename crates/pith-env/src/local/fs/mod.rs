@@ -7,6 +7,7 @@
 //! [`atomic`].
 
 mod atomic;
+mod splice;
 
 use std::fs::{self, File};
 use std::io::{Read, Seek, SeekFrom};
@@ -131,6 +132,15 @@ impl FileSystem for LocalEnv {
         let contents = contents.to_vec();
         blocking(path, move || {
             atomic::write_atomic_blocking(&owned, &contents)
+        })
+        .await
+    }
+
+    async fn write_spliced(&self, path: &Path, splices: &[crate::Splice]) -> Result<(), FsError> {
+        let owned = path.to_path_buf();
+        let splices = splices.to_vec();
+        blocking(path, move || {
+            splice::write_spliced_blocking(&owned, &splices)
         })
         .await
     }

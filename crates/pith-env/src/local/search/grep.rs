@@ -59,7 +59,7 @@ use grep::searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkConte
 
 use super::glob::PathGlob;
 use super::walk::{OrderedWalk, Select};
-use super::{RootKind, Stop, relative_display, root_kind, thread_count};
+use super::{RootKind, Stop, relative_display, root_kind};
 use crate::{FsError, GrepLine, GrepOutput, GrepRequest, SearchError};
 
 /// How many files per worker may be searched ahead of the ordered output.
@@ -69,7 +69,12 @@ const WINDOW_PER_THREAD: usize = 64;
 /// the shared searcher limited to [`GrepRequest::MAX_LINE_BYTES`].
 const WORKER_HEAP_LIMIT: usize = 1024 * 1024;
 
-pub(super) fn grep(request: &GrepRequest, cancel: &Stop) -> Result<GrepOutput, SearchError> {
+/// Searches with `threads` workers (the count the call's memory was reserved for).
+pub(super) fn grep(
+    request: &GrepRequest,
+    threads: usize,
+    cancel: &Stop,
+) -> Result<GrepOutput, SearchError> {
     let matcher = build_matcher(request)?;
     let glob = request.glob.as_deref().map(PathGlob::new).transpose()?;
     let limit = request.limit.max(1);
@@ -83,7 +88,6 @@ pub(super) fn grep(request: &GrepRequest, cancel: &Stop) -> Result<GrepOutput, S
                         .is_none_or(|glob| glob.is_match(relative, false))
             };
             let select: &Select<'_> = &select;
-            let threads = thread_count();
             let engine = Engine {
                 request,
                 matcher: &matcher,
@@ -118,13 +122,32 @@ pub(super) fn grep(request: &GrepRequest, cancel: &Stop) -> Result<GrepOutput, S
 /// search; the pattern is always a pattern, never a flag. (`rg --crlf` mode,
 /// where `$` also matches before `\r\n`, breaks `$` on `\n` lines in grep-regex
 /// 0.1.14, so like rg's default, `x$` does not match `x\r\n`.)
+///
+/// Compile memory is capped per call ([`GrepRequest::REGEX_SIZE_LIMIT`] for the
+/// compiled program, [`GrepRequest::REGEX_DFA_LIMIT`] for each worker's lazy DFA
+/// cache) instead of grep-regex's 100 MiB and 1000 MiB: a short pattern such as
+/// `\w{500}` otherwise costs hundreds of MiB, per concurrent search.
 fn build_matcher(request: &GrepRequest) -> Result<RegexMatcher, SearchError> {
     RegexMatcherBuilder::new()
         .case_insensitive(request.ignore_case)
         .fixed_strings(request.literal)
         .line_terminator(Some(b'\n'))
+        .size_limit(GrepRequest::REGEX_SIZE_LIMIT)
+        .dfa_size_limit(GrepRequest::REGEX_DFA_LIMIT)
         .build(&request.pattern)
-        .map_err(|error| SearchError::InvalidPattern(short_regex_error(&error.to_string())))
+        .map_err(|error| SearchError::InvalidPattern(regex_error(&error.to_string())))
+}
+
+/// The model's reason for a pattern that did not compile.
+fn regex_error(message: &str) -> String {
+    if message.contains("size limit") || message.contains("exceeded limit") {
+        return format!(
+            "the compiled pattern would need more than {} MiB; use fewer or smaller repetitions, \
+             or ASCII classes ([a-zA-Z0-9_] for \\w, [0-9] for \\d)",
+            GrepRequest::REGEX_SIZE_LIMIT / (1024 * 1024)
+        );
+    }
+    short_regex_error(message)
 }
 
 /// The regex crate's reason without the pattern echo and caret lines.
@@ -146,7 +169,9 @@ fn short_regex_error(message: &str) -> String {
 fn build_searcher(context: usize, limit: usize, heap_limit: usize) -> Searcher {
     SearcherBuilder::new()
         .heap_limit(Some(heap_limit))
-        .binary_detection(BinaryDetection::quit(b'\x00'))
+        // The reader ends the file at its first NUL (see `StoppableReader`): the
+        // searcher's own quit mode drops the matches in the buffer holding it.
+        .binary_detection(BinaryDetection::none())
         .line_number(true)
         .before_context(context)
         .after_context(context)
@@ -188,6 +213,8 @@ struct FileOutcome {
     /// The file has a line longer than the searcher's heap limit: it was not
     /// searched to the end, and `rows` is empty.
     oversized: bool,
+    /// Offset of the first NUL byte, where the search of the file ended.
+    binary_offset: Option<u64>,
 }
 
 #[derive(Debug)]
@@ -215,6 +242,8 @@ fn search_file(
         inner: file,
         stop,
         failed: false,
+        position: 0,
+        binary_offset: None,
     };
     let searched = searcher.search_reader(matcher, &mut reader, &mut sink);
     // The sink never fails, so an error the reader did not raise is the
@@ -225,27 +254,44 @@ fn search_file(
             ..FileOutcome::default()
         };
     }
+    sink.outcome.binary_offset = reader.binary_offset;
     sink.outcome
 }
 
 /// A reader that fails as soon as the search must stop, so a long file with
 /// no matches (where the sink is never called) is abandoned promptly; it
-/// records whether it failed, to tell its errors from the searcher's.
+/// records whether it failed, to tell its errors from the searcher's. It ends
+/// the file before the line holding the first NUL byte, so the lines before it
+/// are still searched (as ripgrep does) and nothing binary is. (A line begun in
+/// an earlier read keeps the part already handed over.)
 struct StoppableReader<'a> {
     inner: &'a File,
     stop: &'a dyn Fn() -> bool,
     failed: bool,
+    /// Bytes handed to the searcher so far.
+    position: u64,
+    binary_offset: Option<u64>,
 }
 
 impl Read for StoppableReader<'_> {
     fn read(&mut self, buffer: &mut [u8]) -> io::Result<usize> {
+        if self.binary_offset.is_some() {
+            return Ok(0);
+        }
         if (self.stop)() {
             self.failed = true;
             return Err(io::Error::other("search stopped"));
         }
         let read = self.inner.read(buffer);
         self.failed |= read.is_err();
-        read
+        let mut read = read?;
+        if let Some(nul) = memchr::memchr(0, &buffer[..read]) {
+            self.binary_offset = Some(self.position + nul as u64);
+            // The line holding the NUL is binary: hand over only the lines before it.
+            read = memchr::memrchr(b'\n', &buffer[..nul]).map_or(0, |newline| newline + 1);
+        }
+        self.position += read as u64;
+        Ok(read)
     }
 }
 
@@ -324,6 +370,11 @@ fn append(
         output.limit_reached = true;
     }
     output.match_count += outcome.matches;
+    if let Some(offset) = outcome.binary_offset
+        && outcome.matches > 0
+    {
+        output.push_binary(path.clone(), offset);
+    }
     output
         .lines
         .extend(outcome.rows.into_iter().map(|row| GrepLine {

@@ -13,6 +13,7 @@
 //! (The flag is an atomic load; the token's own check takes a mutex, and the
 //! workers of a search would contend on it for every read.)
 
+mod budget;
 mod find;
 mod glob;
 mod grep;
@@ -40,8 +41,13 @@ impl Search for LocalEnv {
         request: GrepRequest,
         cancel: CancellationToken,
     ) -> Result<GrepOutput, SearchError> {
+        let threads = thread_count();
+        let _reserved = tokio::select! {
+            reserved = budget::reserve(budget::grep_cost(threads)) => reserved,
+            () = cancel.cancelled() => return Err(SearchError::Cancelled),
+        };
         run_blocking(&request.root.clone(), cancel, move |stop| {
-            grep::grep(&request, &stop)
+            grep::grep(&request, threads, &stop)
         })
         .await
     }

@@ -9,6 +9,7 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use crate::paths::{describe_fs_error, not_found_message};
+use crate::session::Fingerprint;
 use serde_json::Value;
 
 use crate::{ToolContext, ToolError, ToolResult};
@@ -56,6 +57,20 @@ impl EditJob {
                 .map_or(Ok(()), Err)
         };
         aborted()?;
+        let len = self.check_file(fs).await?;
+        if len > super::large::IN_MEMORY_MAX_BYTES {
+            // Streamed, exact matches only: the file is never held in memory.
+            let (result, _) = super::large::edit(fs, &self.path, raw, len, &self.edits).await?;
+            if let Ok(metadata) = fs.metadata(&self.path).await
+                && let Some(stamp) = Fingerprint::stamp(&metadata)
+            {
+                self.context
+                    .session
+                    .record_seen(fs, &self.path, stamp)
+                    .await;
+            }
+            return Ok(result);
+        }
         let bytes = self.read(fs).await?;
         let original = std::str::from_utf8(&bytes).map_err(|error| {
             ToolError::new(format!(
@@ -98,8 +113,16 @@ impl EditJob {
         })))
     }
 
-    /// Reads the file, refusing anything but a regular file (a FIFO would block).
+    /// Reads the file (checked by [`EditJob::check_file`]).
     async fn read(&self, fs: &dyn FileSystem) -> Result<Vec<u8>, ToolError> {
+        match fs.read(&self.path).await {
+            Ok(bytes) => Ok(bytes),
+            Err(error) => Err(self.missing_or_failure(fs, &error).await),
+        }
+    }
+
+    /// The file's size, refusing anything but a regular file (a FIFO would block).
+    async fn check_file(&self, fs: &dyn FileSystem) -> Result<u64, ToolError> {
         let metadata = match fs.metadata(&self.path).await {
             Ok(metadata) => metadata,
             Err(error) => return Err(self.missing_or_failure(fs, &error).await),
@@ -119,10 +142,7 @@ impl EditJob {
                 )));
             }
         }
-        match fs.read(&self.path).await {
-            Ok(bytes) => Ok(bytes),
-            Err(error) => Err(self.missing_or_failure(fs, &error).await),
-        }
+        Ok(metadata.len)
     }
 
     async fn missing_or_failure(&self, fs: &dyn FileSystem, error: &FsError) -> ToolError {

@@ -5,13 +5,22 @@ use std::io::Cursor;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use image::codecs::jpeg::JpegEncoder;
+use image::error::ImageError;
 use image::imageops::FilterType;
-use image::{DynamicImage, ImageDecoder, ImageFormat, ImageReader};
+use image::{DynamicImage, ImageDecoder, ImageFormat, ImageReader, Limits};
 
 /// Largest width or height sent to the model.
 const MAX_DIMENSION: u32 = 2000;
 /// Largest base64 payload sent to the model (4.5 MiB).
 const MAX_BASE64_BYTES: usize = 4_718_592;
+/// Largest image decoded, in pixels (32 megapixels, e.g. 8192x4096). Checked from the
+/// header before any pixel buffer exists: a few bytes can claim 65535x65535.
+const MAX_DECODED_PIXELS: u64 = 32 * 1024 * 1024;
+/// Largest width or height decoded.
+const MAX_DECODED_SIDE: u32 = 32_768;
+/// Most memory a decoder may allocate, the output buffer included (`image::Limits::max_alloc`):
+/// 32 megapixels of 8-bit RGBA; deeper images must be smaller.
+const MAX_DECODE_ALLOC: u64 = 128 * 1024 * 1024;
 /// JPEG qualities tried, best first, after PNG.
 const JPEG_QUALITIES: [u8; 4] = [80, 70, 55, 40];
 
@@ -33,6 +42,17 @@ impl ImageKind {
             ImageKind::Gif => "image/gif",
             ImageKind::Webp => "image/webp",
             ImageKind::Bmp => "image/bmp",
+        }
+    }
+
+    /// The format's name in messages.
+    fn name(self) -> &'static str {
+        match self {
+            ImageKind::Jpeg => "JPEG",
+            ImageKind::Png => "PNG",
+            ImageKind::Gif => "GIF",
+            ImageKind::Webp => "WebP",
+            ImageKind::Bmp => "BMP",
         }
     }
 
@@ -139,12 +159,9 @@ pub(super) fn attach(bytes: &[u8], kind: ImageKind, auto_resize: bool) -> Attach
         image: None,
         size: None,
     };
-    let Ok(decoded) = decode(bytes, kind) else {
-        return omitted(if kind == ImageKind::Bmp {
-            "[Image omitted: could not be converted to a supported inline image format.]"
-        } else {
-            "[Image omitted: could not be resized below the inline image size limit.]"
-        });
+    let decoded = match decode(bytes, kind) {
+        Ok(decoded) => decoded,
+        Err(reason) => return omitted(&format!("[Image omitted: {reason}]")),
     };
     let (width, height) = (decoded.width(), decoded.height());
     let mut hints = Vec::new();
@@ -202,15 +219,58 @@ fn attachment(
     }
 }
 
-/// Decodes and applies the EXIF orientation.
-fn decode(bytes: &[u8], kind: ImageKind) -> image::ImageResult<DynamicImage> {
-    let mut decoder = ImageReader::with_format(Cursor::new(bytes), kind.format()).into_decoder()?;
+/// Decodes and applies the EXIF orientation, within [`MAX_DECODED_PIXELS`] and
+/// [`MAX_DECODE_ALLOC`]. The error is one sentence for the model.
+fn decode(bytes: &[u8], kind: ImageKind) -> Result<DynamicImage, String> {
+    let name = kind.name();
+    let malformed = |error: ImageError| -> String {
+        match error {
+            ImageError::Limits(_) => too_much_memory(name),
+            error => format!(
+                "the file is not a valid {name} image ({}). Inspect it with bash (e.g. file).",
+                one_line(&error.to_string())
+            ),
+        }
+    };
+    // The decoder reads only the header here; no pixel buffer exists yet.
+    let mut decoder = ImageReader::with_format(Cursor::new(bytes), kind.format())
+        .into_decoder()
+        .map_err(malformed)?;
+    let (width, height) = decoder.dimensions();
+    let pixels = u64::from(width) * u64::from(height);
+    if pixels > MAX_DECODED_PIXELS || width > MAX_DECODED_SIDE || height > MAX_DECODED_SIDE {
+        return Err(format!(
+            "the {name} header says {width}x{height} pixels, more than the {} megapixels (at most {MAX_DECODED_SIDE} a side) read decodes. Shrink it with bash to view it.",
+            MAX_DECODED_PIXELS / (1024 * 1024)
+        ));
+    }
+    if decoder.total_bytes() > MAX_DECODE_ALLOC {
+        return Err(too_much_memory(name));
+    }
+    let mut limits = Limits::default();
+    limits.max_image_width = Some(MAX_DECODED_SIDE);
+    limits.max_image_height = Some(MAX_DECODED_SIDE);
+    limits.max_alloc = Some(MAX_DECODE_ALLOC);
+    decoder.set_limits(limits).map_err(malformed)?;
     let orientation = decoder.orientation().ok();
-    let mut image = DynamicImage::from_decoder(decoder)?;
+    let mut image = DynamicImage::from_decoder(decoder).map_err(malformed)?;
     if let Some(orientation) = orientation {
         image.apply_orientation(orientation);
     }
     Ok(image)
+}
+
+fn too_much_memory(name: &str) -> String {
+    format!(
+        "decoding this {name} image would need more than {} MiB of memory. Shrink it with bash to view it.",
+        MAX_DECODE_ALLOC / (1024 * 1024)
+    )
+}
+
+/// A decoder's message on one line, without a trailing period.
+fn one_line(message: &str) -> String {
+    let line = message.split_whitespace().collect::<Vec<_>>().join(" ");
+    line.trim_end_matches('.').to_owned()
 }
 
 fn encode_png(image: &DynamicImage) -> Option<Vec<u8>> {

@@ -126,3 +126,99 @@ fn jpeg_gif_and_webp_pass_through_with_their_own_type() {
         assert_eq!(attachment.size, Some((5, 4)));
     }
 }
+
+/// A PNG of `width`x`height` 16-bit RGBA whose pixel data is a few bytes of zlib.
+fn png_bomb(width: u32, height: u32) -> Vec<u8> {
+    fn chunk(out: &mut Vec<u8>, kind: &[u8; 4], data: &[u8]) {
+        out.extend_from_slice(&(data.len() as u32).to_be_bytes());
+        out.extend_from_slice(kind);
+        out.extend_from_slice(data);
+        out.extend_from_slice(&crc32(kind, data).to_be_bytes());
+    }
+    let mut ihdr = Vec::new();
+    ihdr.extend_from_slice(&width.to_be_bytes());
+    ihdr.extend_from_slice(&height.to_be_bytes());
+    ihdr.extend_from_slice(&[16, 6, 0, 0, 0]);
+    let mut png = b"\x89PNG\r\n\x1a\n".to_vec();
+    chunk(&mut png, b"IHDR", &ihdr);
+    // zlib of ten zero bytes.
+    chunk(
+        &mut png,
+        b"IDAT",
+        &[120, 156, 99, 96, 128, 0, 0, 0, 10, 0, 1],
+    );
+    chunk(&mut png, b"IEND", &[]);
+    png
+}
+
+fn crc32(kind: &[u8], data: &[u8]) -> u32 {
+    let mut crc = 0xFFFF_FFFFu32;
+    for &byte in kind.iter().chain(data) {
+        crc ^= u32::from(byte);
+        for _ in 0..8 {
+            crc = if crc & 1 == 1 {
+                (crc >> 1) ^ 0xEDB8_8320
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    !crc
+}
+
+/// A GIF whose screen and single frame claim 65535x65535 pixels.
+const GIF_BOMB: &[u8] = b"GIF89a\xff\xff\xff\xff\x00\x00\x00\x2c\x00\x00\x00\x00\xff\xff\xff\xff\x80\x00\x00\x00\xff\xff\xff\x02\x02\x44\x01\x00\x3b";
+
+#[test]
+fn a_png_claiming_65535_squared_pixels_is_refused_from_its_header() {
+    let png = png_bomb(65535, 65535);
+    assert_eq!(sniff(&png), Some(ImageKind::Png));
+    let attachment = attach(&png, ImageKind::Png, true);
+    assert!(attachment.image.is_none());
+    assert_eq!(
+        attachment.text,
+        "Read image file [image/png]\n[Image omitted: the PNG header says 65535x65535 pixels, \
+         more than the 32 megapixels (at most 32768 a side) read decodes. Shrink it with bash to view it.]"
+    );
+}
+
+#[test]
+fn a_gif_claiming_65535_squared_pixels_is_refused_from_its_header() {
+    assert_eq!(GIF_BOMB.len(), 35);
+    let attachment = attach(GIF_BOMB, ImageKind::Gif, true);
+    assert!(attachment.image.is_none());
+    assert!(
+        attachment
+            .text
+            .contains("the GIF header says 65535x65535 pixels"),
+        "{}",
+        attachment.text
+    );
+}
+
+#[test]
+fn an_image_within_the_pixel_limit_but_over_the_memory_limit_is_refused() {
+    // 5000x5000 at 16-bit RGBA is 200 MB of pixels: within 32 megapixels, and
+    // still decoded only if the buffer fits the allocation limit.
+    let png = png_bomb(5000, 5000);
+    let attachment = attach(&png, ImageKind::Png, true);
+    assert!(attachment.image.is_none());
+    assert!(
+        attachment.text.contains("more than 128 MiB of memory"),
+        "{}",
+        attachment.text
+    );
+}
+
+#[test]
+fn a_truncated_image_is_a_one_line_reason_naming_the_format() {
+    let png = encoded(40, 40, ImageFormat::Png);
+    let attachment = attach(&png[..png.len() - 30], ImageKind::Png, true);
+    assert!(attachment.image.is_none());
+    let reason = attachment.text.lines().nth(1).unwrap();
+    assert!(
+        reason.starts_with("[Image omitted: the file is not a valid PNG image ("),
+        "{reason}"
+    );
+    assert_eq!(attachment.text.lines().count(), 2);
+}

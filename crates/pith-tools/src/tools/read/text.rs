@@ -4,12 +4,21 @@
 //! (a trailing newline does not start an extra line, fixing Pi #7329), keeps
 //! the selected lines until the line or byte limit is hit (never more than the
 //! byte limit plus one line's worth of bytes is buffered), and measures the
-//! rest. So lines 1–2000 of a 10 GiB file cost one pass over it in bounded
-//! memory; head truncation follows the reference (§3.3, §4.2 step 6).
+//! rest. Head truncation follows the reference (§3.3, §4.2 step 6).
+//!
+//! A read costs what it shows: for a file too large to hash (see
+//! [`HASHED_MAX_BYTES`](crate::session::HASHED_MAX_BYTES)) the scanner is told
+//! to count only [`COUNT_AHEAD_BYTES`] past the shown lines
+//! ([`Scanner::count_ahead`]); when the file goes on, the total is a lower
+//! bound and the notice says "of at least N". Lines 1–2000 of a 10 GiB file
+//! thus read a few MiB, and a page further in reads up to that page.
 
 use memchr::memchr;
 use pith_text::{TruncatedBy, Truncation, TruncationLimits, format_size};
 use serde_json::{Value, json};
+
+/// How far past the shown lines a large file's lines are still counted.
+pub(super) const COUNT_AHEAD_BYTES: u64 = 4 * 1024 * 1024;
 
 /// Which lines to show.
 #[derive(Clone, Copy, Debug)]
@@ -42,8 +51,10 @@ pub(super) struct Scan {
     truncated_by: Option<TruncatedBy>,
     /// Length of the first selected line when it alone exceeds the byte limit.
     first_line_bytes: Option<u64>,
-    /// Lines in the file.
+    /// Lines in the file (counted up to where the pass stopped).
     pub(super) total_lines: u64,
+    /// Whether the pass reached the end of the file, so `total_lines` is exact.
+    pub(super) complete: bool,
     selected_lines: u64,
     selected_bytes: u64,
     ends_with_newline: bool,
@@ -68,6 +79,10 @@ pub(super) struct Scanner {
     selection_start: Option<u64>,
     selection_end: Option<u64>,
     last_byte: Option<u8>,
+    /// Count only this many bytes past the window (`None`: to the end).
+    count_ahead: Option<u64>,
+    /// Where the window was complete, once it is.
+    window_done_at: Option<u64>,
     scan: Scan,
 }
 
@@ -83,6 +98,8 @@ impl Scanner {
             selection_start: None,
             selection_end: None,
             last_byte: None,
+            count_ahead: None,
+            window_done_at: None,
             scan: Scan {
                 text: String::new(),
                 kept_lines: 0,
@@ -90,6 +107,7 @@ impl Scanner {
                 truncated_by: None,
                 first_line_bytes: None,
                 total_lines: 0,
+                complete: true,
                 selected_lines: 0,
                 selected_bytes: 0,
                 ends_with_newline: false,
@@ -98,6 +116,48 @@ impl Scanner {
         };
         scanner.mark_line_start();
         scanner
+    }
+
+    /// Counts lines only `bytes` past the shown ones; see [`Scanner::satisfied`].
+    pub(super) fn count_ahead(mut self, bytes: u64) -> Scanner {
+        self.count_ahead = Some(bytes);
+        self
+    }
+
+    /// Whether the pass may stop here: the shown lines and the selection's
+    /// end are known, and the count has run [`Scanner::count_ahead`] bytes
+    /// past them. Never true without a count-ahead.
+    pub(super) fn satisfied(&mut self) -> bool {
+        let Some(ahead) = self.count_ahead else {
+            return false;
+        };
+        if self.window_done_at.is_none() {
+            let window_done = self.line > self.window.start
+                && !self.collecting()
+                && self.pending_mark().is_none();
+            if !window_done {
+                return false;
+            }
+            self.window_done_at = Some(self.pos);
+        }
+        self.window_done_at
+            .is_some_and(|done| self.pos.saturating_sub(done) >= ahead)
+    }
+
+    /// Ends a pass stopped before the end of the file (after
+    /// [`Scanner::satisfied`]): the line count is a lower bound.
+    pub(super) fn finish_early(mut self) -> Scan {
+        // The line being read is a line, whether or not more of it follows.
+        if self.line_len > 0 {
+            self.line += 1;
+            self.line_len = 0;
+        }
+        let mut scan = self.finish();
+        scan.complete = false;
+        // The file goes on past the last byte read: there is at least one more line
+        // unless that byte ended one and nothing else follows, which is unknown.
+        scan.ends_with_newline = false;
+        scan
     }
 
     fn collecting(&self) -> bool {
@@ -299,14 +359,22 @@ pub(super) fn render(
             TruncatedBy::Lines => String::new(),
         };
         format!(
-            "{}\n\n[Showing lines {first_shown}-{last_shown} of {}{limit_note}. Use offset={} to continue.]",
+            "{}\n\n[Showing lines {first_shown}-{last_shown} of {}{}{limit_note}. Use offset={} to continue.]",
             scan.text,
+            if scan.complete { "" } else { "at least " },
             scan.total_lines,
             last_shown + 1
         )
     } else {
         let after = window.start + scan.selected_lines;
-        if after < scan.total_lines {
+        if !scan.complete {
+            format!(
+                "{}\n\n[At least {} more lines in file. Use offset={} to continue.]",
+                scan.text,
+                scan.total_lines.saturating_sub(after).max(1),
+                after + 1
+            )
+        } else if after < scan.total_lines {
             format!(
                 "{}\n\n[{} more lines in file. Use offset={} to continue.]",
                 scan.text,

@@ -191,3 +191,67 @@ fn quotes_only_paths_that_need_it() {
     assert_eq!(shell_quote("src/main.rs"), "src/main.rs");
     assert_eq!(shell_quote("it's here"), r"'it'\''s here'");
 }
+
+/// Feeds `bytes` in chunks of `chunk` until the scanner is satisfied; whether it stopped early.
+fn scan_lazily(bytes: &[u8], window: Window, ahead: u64, chunk: usize) -> (Scan, u64) {
+    let mut scanner = Scanner::new(window).count_ahead(ahead);
+    let mut read = 0;
+    for piece in bytes.chunks(chunk) {
+        scanner.feed(piece);
+        read += piece.len() as u64;
+        if scanner.satisfied() {
+            return (scanner.finish_early(), read);
+        }
+    }
+    (scanner.finish(), read)
+}
+
+#[test]
+fn a_large_file_is_read_only_a_little_past_the_page_and_counted_as_at_least() {
+    let bytes: Vec<u8> = (0..100_000)
+        .flat_map(|line| format!("line {line}\n").into_bytes())
+        .collect();
+    let first = window(1, None, 2000, 51_200);
+    let page = window(5001, Some(10), 2000, 51_200);
+    let window = first;
+    let (scanned, read) = scan_lazily(&bytes, window, 1000, 512);
+    assert!(!scanned.complete);
+    assert!(read < 30_000, "read {read} of {} bytes", bytes.len());
+    assert!(scanned.total_lines > 2000 && scanned.total_lines < 100_000);
+    let (shown, _) = render(&scanned, &window, &Request { raw_path: "f.txt" });
+    assert!(
+        shown.ends_with(&format!(
+            "line 1999\n\n[Showing lines 1-2000 of at least {}. Use offset=2001 to continue.]",
+            scanned.total_lines
+        )),
+        "{}",
+        &shown[shown.len() - 120..]
+    );
+    // A page with a limit inside the file: more lines follow, count unknown.
+    let (scanned, _) = scan_lazily(&bytes, page, 1000, 512);
+    let (shown, _) = render(&scanned, &page, &Request { raw_path: "f.txt" });
+    assert!(
+        shown.ends_with(&format!(
+            "line 5009\n\n[At least {} more lines in file. Use offset=5011 to continue.]",
+            scanned.total_lines - 5010
+        )),
+        "{shown}"
+    );
+}
+
+#[test]
+fn a_count_ahead_that_reaches_the_end_gives_the_exact_count() {
+    let bytes: Vec<u8> = (0..3000)
+        .flat_map(|line| format!("line {line}\n").into_bytes())
+        .collect();
+    let window = window(1, None, 2000, 51_200);
+    let (scanned, read) = scan_lazily(&bytes, window, 1 << 20, 512);
+    assert!(scanned.complete);
+    assert_eq!(read, bytes.len() as u64);
+    assert_eq!(scanned.total_lines, 3000);
+    let (shown, _) = render(&scanned, &window, &Request { raw_path: "f.txt" });
+    assert!(
+        shown.ends_with("[Showing lines 1-2000 of 3000. Use offset=2001 to continue.]"),
+        "{shown}"
+    );
+}

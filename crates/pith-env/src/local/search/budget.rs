@@ -1,0 +1,61 @@
+//! The memory budget that concurrent greps share.
+//!
+//! Each search's regex memory is capped ([`GrepRequest::REGEX_SIZE_LIMIT`] to
+//! compile, [`GrepRequest::REGEX_DFA_LIMIT`] per worker's lazy DFA), and the
+//! line buffers are capped too, so a grep's worst case is known before it
+//! starts. A grep reserves that worst case from one process-wide budget of
+//! [`BUDGET_MIB`] and waits, in arrival order (tokio's semaphore is fair), while
+//! the budget is spent: 32 concurrent heavy patterns then cost at most the
+//! budget, not 32 times a search. Most searches use a small part of what they
+//! reserve; the price is that only a handful run at once, which on a machine
+//! with a few cores costs little, since each search already uses every core.
+
+use tokio::sync::{Semaphore, SemaphorePermit};
+
+use crate::GrepRequest;
+
+/// The budget, in MiB, shared by all greps of the process.
+pub(super) const BUDGET_MIB: u32 = 320;
+
+static BUDGET: Semaphore = Semaphore::const_new(BUDGET_MIB as usize);
+
+const MIB: usize = 1024 * 1024;
+
+/// A grep's worst case in MiB with `threads` workers: the compiled program
+/// (forward and reverse NFAs, plus grep-regex's fixed 10 MiB one-pass and
+/// 1 MiB DFA limits), two lazy DFA caches and a 1 MiB line buffer per worker,
+/// and the one shared buffer for long lines.
+pub(super) fn grep_cost(threads: usize) -> u32 {
+    let program = 2 * GrepRequest::REGEX_SIZE_LIMIT / MIB + 12;
+    let per_thread = 2 * GrepRequest::REGEX_DFA_LIMIT / MIB + 1;
+    let cost = program + threads * per_thread + GrepRequest::MAX_LINE_BYTES / MIB;
+    u32::try_from(cost).unwrap_or(BUDGET_MIB).min(BUDGET_MIB)
+}
+
+/// Waits until `mib` of the budget is free and holds it until dropped.
+pub(super) async fn reserve(mib: u32) -> Option<SemaphorePermit<'static>> {
+    // The semaphore is never closed, so `None` cannot happen; if it did, the
+    // search would run unbudgeted rather than fail.
+    BUDGET.acquire_many(mib.min(BUDGET_MIB)).await.ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_grep_reserves_its_worst_case_and_never_more_than_the_budget() {
+        assert_eq!(grep_cost(2), 2 * 8 + 12 + 2 * 5 + 16);
+        assert_eq!(grep_cost(10_000), BUDGET_MIB);
+    }
+
+    #[tokio::test]
+    async fn reservations_wait_while_the_budget_is_spent() {
+        let first = reserve(BUDGET_MIB - 10).await;
+        assert!(first.is_some());
+        let waiting = tokio::time::timeout(std::time::Duration::from_millis(50), reserve(20));
+        assert!(waiting.await.is_err(), "the second reservation must wait");
+        drop(first);
+        assert!(reserve(20).await.is_some());
+    }
+}

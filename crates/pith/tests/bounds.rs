@@ -1,0 +1,287 @@
+//! Memory bounds and arrival order for hostile inputs, measured on the real binary.
+
+use serde_json::{Value, json};
+use tempfile::TempDir;
+
+use crate::file_tools::pith;
+use crate::mcp::{Server, text};
+use crate::support::{peak_rss_kib, run_measured};
+
+/// A 74-byte PNG whose header claims 65535x65535 pixels of 16-bit RGBA (34 GB decoded).
+fn png_bomb() -> Vec<u8> {
+    fn chunk(out: &mut Vec<u8>, kind: &[u8; 4], data: &[u8]) {
+        out.extend_from_slice(&(data.len() as u32).to_be_bytes());
+        out.extend_from_slice(kind);
+        out.extend_from_slice(data);
+        let mut crc = 0xFFFF_FFFFu32;
+        for &byte in kind.iter().chain(data) {
+            crc ^= u32::from(byte);
+            for _ in 0..8 {
+                crc = if crc & 1 == 1 {
+                    (crc >> 1) ^ 0xEDB8_8320
+                } else {
+                    crc >> 1
+                };
+            }
+        }
+        out.extend_from_slice(&(!crc).to_be_bytes());
+    }
+    let mut ihdr = Vec::new();
+    ihdr.extend_from_slice(&65535u32.to_be_bytes());
+    ihdr.extend_from_slice(&65535u32.to_be_bytes());
+    ihdr.extend_from_slice(&[16, 6, 0, 0, 0]);
+    let mut png = b"\x89PNG\r\n\x1a\n".to_vec();
+    chunk(&mut png, b"IHDR", &ihdr);
+    // Seventeen bytes of pixel data that are never reached (74 bytes in all).
+    chunk(
+        &mut png,
+        b"IDAT",
+        &[120, 156, 99, 96, 64, 5, 0, 0, 0, 16, 0, 1, 0, 0, 0, 0, 0],
+    );
+    chunk(&mut png, b"IEND", &[]);
+    png
+}
+
+/// A 35-byte GIF whose screen and only frame claim 65535x65535 pixels.
+const GIF_BOMB: &[u8] = b"GIF89a\xff\xff\xff\xff\x00\x00\x00\x2c\x00\x00\x00\x00\xff\xff\xff\xff\x80\x00\x00\x00\xff\xff\xff\x02\x02\x44\x01\x00\x3b";
+
+#[test]
+fn image_bombs_are_refused_and_the_mcp_server_stays_up_in_bounded_memory() {
+    let dir = TempDir::new().unwrap();
+    let png = png_bomb();
+    assert_eq!(png.len(), 74);
+    std::fs::write(dir.path().join("bomb.png"), &png).unwrap();
+    std::fs::write(dir.path().join("bomb.gif"), GIF_BOMB).unwrap();
+    std::fs::write(dir.path().join("after.txt"), "still here\n").unwrap();
+    let mut server = Server::start(&dir);
+    for (id, name, format) in [(1, "bomb.png", "PNG"), (2, "bomb.gif", "GIF")] {
+        let result = server.call(id, "read", json!({"path": name}));
+        let shown = text(&result);
+        assert!(
+            shown.contains(&format!("the {format} header says 65535x65535 pixels")),
+            "{result}"
+        );
+        assert!(result["content"].as_array().unwrap().len() == 1, "{result}");
+    }
+    let result = server.call(3, "read", json!({"path": "after.txt"}));
+    assert_eq!(text(&result), "still here\n", "{result}");
+    let peak_mib = peak_rss_kib(server.pid()).unwrap() / 1024;
+    assert!(peak_mib < 200, "pith mcp peaked at {peak_mib} MiB");
+}
+
+/// `pith batch --cwd dir` over these calls: one result per line.
+fn batch(dir: &TempDir, calls: &[Value]) -> Vec<Value> {
+    let input: String = calls.iter().map(|call| format!("{call}\n")).collect();
+    let output = pith(
+        &["batch", "--cwd", dir.path().to_str().unwrap()],
+        input.as_bytes(),
+    );
+    assert!(output.status.success(), "{output:?}");
+    String::from_utf8(output.stdout)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect()
+}
+
+/// A read, then writes v1..v200 of one file.
+fn read_then_writes() -> Vec<Value> {
+    let mut calls = vec![json!({"id": 0, "tool": "read", "args": {"path": "f.txt"}})];
+    calls.extend((1..=200).map(|version| {
+        json!({"id": version, "tool": "write", "args": {"path": "f.txt", "content": format!("v{version}")}})
+    }));
+    calls
+}
+
+#[test]
+fn two_hundred_writes_in_one_batch_always_end_at_the_last() {
+    for run in 0..20 {
+        let dir = TempDir::new().unwrap();
+        std::fs::write(dir.path().join("f.txt"), "v0").unwrap();
+        let results = batch(&dir, &read_then_writes());
+        assert!(
+            results.iter().all(|result| result["isError"] == false),
+            "run {run}: {results:?}"
+        );
+        let content = std::fs::read_to_string(dir.path().join("f.txt")).unwrap();
+        assert_eq!(content, "v200", "run {run}");
+    }
+}
+
+/// `write pairN` then `edit pairN`, for N in 0..100.
+fn write_edit_pairs() -> Vec<(&'static str, Value)> {
+    (0..100)
+        .flat_map(|pair| {
+            let path = format!("pair{pair}.txt");
+            [
+                ("write", json!({"path": path, "content": format!("old {pair}\n")})),
+                (
+                    "edit",
+                    json!({"path": path, "edits": [{"oldText": format!("old {pair}"), "newText": format!("new {pair}")}]}),
+                ),
+            ]
+        })
+        .collect()
+}
+
+fn assert_pairs_edited(dir: &TempDir) {
+    for pair in 0..100 {
+        let content = std::fs::read_to_string(dir.path().join(format!("pair{pair}.txt"))).unwrap();
+        assert_eq!(content, format!("new {pair}\n"), "pair {pair}");
+    }
+}
+
+#[test]
+fn an_edit_never_runs_before_the_write_that_arrived_first_in_a_batch() {
+    let dir = TempDir::new().unwrap();
+    let calls: Vec<Value> = write_edit_pairs()
+        .into_iter()
+        .enumerate()
+        .map(|(id, (tool, args))| json!({"id": id, "tool": tool, "args": args}))
+        .collect();
+    let results = batch(&dir, &calls);
+    for result in &results {
+        assert_eq!(result["isError"], false, "{result}");
+    }
+    assert_pairs_edited(&dir);
+}
+
+#[test]
+fn mcp_calls_to_one_file_run_in_arrival_order() {
+    let dir = TempDir::new().unwrap();
+    std::fs::write(dir.path().join("f.txt"), "v0").unwrap();
+    let mut server = Server::start(&dir);
+    let mut calls: Vec<(&str, Value)> = write_edit_pairs();
+    calls.extend(read_then_writes().into_iter().map(|call| {
+        let tool = if call["tool"] == "read" {
+            "read"
+        } else {
+            "write"
+        };
+        (tool, call["args"].clone())
+    }));
+    // Everything is sent before any answer is read, so the calls overlap.
+    for (id, (tool, args)) in calls.iter().enumerate() {
+        server.send(
+            id as i64 + 1,
+            "tools/call",
+            json!({"name": tool, "arguments": args}),
+        );
+    }
+    for id in 1..=calls.len() {
+        let response = server.response(&json!(id));
+        assert_eq!(
+            response["result"]["isError"], false,
+            "call {id}: {response}"
+        );
+    }
+    assert_pairs_edited(&dir);
+    let content = std::fs::read_to_string(dir.path().join("f.txt")).unwrap();
+    assert_eq!(content, "v200");
+}
+
+/// Heavy but accepted: Unicode classes repeated, within the compile limit.
+const HEAVY_PATTERN: &str = r"\w{20}\s\w{20}\d{10}";
+
+#[test]
+fn thirty_two_concurrent_heavy_regexes_stay_within_the_search_budget() {
+    let dir = TempDir::new().unwrap();
+    let line = "word ".repeat(20) + "\n";
+    std::fs::write(dir.path().join("haystack.txt"), line.repeat(500)).unwrap();
+    let mut server = Server::start(&dir);
+    for id in 1..=32 {
+        server.send(
+            id,
+            "tools/call",
+            json!({"name": "grep", "arguments": {"pattern": HEAVY_PATTERN}}),
+        );
+    }
+    for id in 1..=32 {
+        let response = server.response(&json!(id));
+        let result = &response["result"];
+        assert!(
+            text(result) == "No matches found" || text(result).contains("more than 8 MiB"),
+            "{response}"
+        );
+    }
+    let peak_mib = peak_rss_kib(server.pid()).unwrap() / 1024;
+    // Measured: 150 MiB before the limits and the budget, under 60 MiB with them.
+    assert!(peak_mib < 120, "pith mcp peaked at {peak_mib} MiB");
+}
+
+#[test]
+fn a_pattern_over_the_compile_limit_is_refused_with_a_reason() {
+    let dir = TempDir::new().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "x\n").unwrap();
+    let mut server = Server::start(&dir);
+    let result = server.call(1, "grep", json!({"pattern": r"\w{1000}"}));
+    assert_eq!(result["isError"], true, "{result}");
+    assert!(
+        text(&result).starts_with("Invalid regex: the compiled pattern would need more than 8 MiB"),
+        "{result}"
+    );
+}
+
+#[test]
+fn grep_shows_matches_before_binary_data_and_names_the_file() {
+    let dir = TempDir::new().unwrap();
+    std::fs::write(
+        dir.path().join("mixed.dat"),
+        b"needle one\n\0\nneedle two\n",
+    )
+    .unwrap();
+    let mut server = Server::start(&dir);
+    let result = server.call(1, "grep", json!({"pattern": "needle"}));
+    assert_eq!(
+        text(&result),
+        "mixed.dat:1: needle one\n\n[Binary data from the first NUL byte on (mixed.dat at byte 11): \
+         only the lines before it were searched]"
+    );
+}
+
+#[test]
+fn an_exact_edit_of_a_1_gib_file_runs_in_bounded_memory() {
+    use std::io::{Read, Seek, SeekFrom, Write};
+    let dir = TempDir::new().unwrap();
+    let path = dir.path().join("big.txt");
+    let size: u64 = 1 << 30;
+    // Sparse: text at both ends, a hole of NUL bytes (valid UTF-8) between.
+    let mut file = std::fs::File::create(&path).unwrap();
+    file.write_all(b"head\nneedle line\n").unwrap();
+    file.set_len(size - 16).unwrap();
+    file.seek(SeekFrom::End(0)).unwrap();
+    file.write_all(b"\nlast line here\n").unwrap();
+    drop(file);
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_pith"));
+    command.args([
+        "call",
+        "edit",
+        &json!({"path": "big.txt", "edits": [
+            {"oldText": "needle line", "newText": "replaced"},
+            {"oldText": "last line here", "newText": "LAST"},
+        ]})
+        .to_string(),
+        "--cwd",
+        dir.path().to_str().unwrap(),
+    ]);
+    let measured = run_measured(command);
+    assert!(measured.status.success(), "{}", measured.stdout_text());
+    assert_eq!(
+        measured.stdout_text().trim_end(),
+        "Successfully replaced 2 block(s) in big.txt."
+    );
+    let peak_mib = measured.peak_kib / 1024;
+    assert!(peak_mib <= 128, "pith peaked at {peak_mib} MiB");
+    let mut file = std::fs::File::open(&path).unwrap();
+    let new_size = size - "needle line".len() as u64 + "replaced".len() as u64
+        - "last line here".len() as u64
+        + "LAST".len() as u64;
+    assert_eq!(file.metadata().unwrap().len(), new_size);
+    let mut head = [0; 16];
+    file.read_exact(&mut head).unwrap();
+    assert_eq!(&head, b"head\nreplaced\n\0\0");
+    file.seek(SeekFrom::End(-7)).unwrap();
+    let mut tail = Vec::new();
+    file.read_to_end(&mut tail).unwrap();
+    assert_eq!(tail, b"\0\nLAST\n");
+}
