@@ -467,3 +467,59 @@ fn terminal_injection_fails_with_a_real_controlling_terminal() {
         assert_eq!(queued, b"touch pwned", "{output}");
     }
 }
+
+/// Without mount namespaces (simulated), the status no longer claims `.git/` or
+/// metadata protection, and commands still run under Landlock.
+#[test]
+fn without_mount_namespaces_the_status_says_what_is_lost() {
+    if !landlock_or_explain("without_mount_namespaces_the_status_says_what_is_lost") {
+        return;
+    }
+    let dir = scratch("nomnt");
+    let root = dir.0.join("root");
+    let outside = dir.0.join("outside");
+    let flags = [
+        "--cwd",
+        root.to_str().unwrap(),
+        "--sandbox",
+        "workspace-write",
+    ];
+    let status = Command::new(PITH)
+        .args(["sandbox", "status", "--json"])
+        .args(flags)
+        .env("PITH_TEST_NO_MOUNT_NS", "1")
+        .output()
+        .unwrap();
+    let status: Value = serde_json::from_slice(&status.stdout).unwrap();
+    assert_eq!(status["mountNamespace"], false, "{status}");
+    for id in ["git-read-only", "metadata-confined"] {
+        let entry = status["guarantees"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|g| g["id"] == id)
+            .unwrap_or_else(|| panic!("{id} missing: {status}"));
+        assert_eq!(entry["holds"], false, "{status}");
+        assert!(
+            entry["text"]
+                .as_str()
+                .unwrap()
+                .contains("PITH_TEST_NO_MOUNT_NS"),
+            "{status}"
+        );
+    }
+    let output = Command::new(PITH)
+        .args(["call", "bash"])
+        .arg(json!({ "command": format!("echo in > inside.txt; echo out > {}/x.txt; echo done", outside.display()) }).to_string())
+        .args(flags)
+        .env("PITH_TEST_NO_MOUNT_NS", "1")
+        .output()
+        .unwrap();
+    let shown = text(&output);
+    assert!(
+        shown.contains("done") && shown.contains("Permission denied"),
+        "{shown}"
+    );
+    assert!(root.join("inside.txt").exists());
+    assert!(!outside.join("x.txt").exists());
+}
