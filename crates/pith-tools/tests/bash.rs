@@ -20,6 +20,8 @@ fn bench_with(configure: impl FnOnce(&mut BashConfig)) -> Bench {
     let dir = tempfile::tempdir().unwrap();
     let mut config = ToolConfig::default();
     config.bash.spill_dir = dir.path().to_path_buf();
+    // Each call is a session of its own; the tests read the files after it ends.
+    config.bash.keep_output = true;
     configure(&mut config.bash);
     let tools = ToolSet::builder(Env::local())
         .cwd(dir.path())
@@ -320,6 +322,26 @@ async fn long_output_is_tail_truncated_and_saved_whole() {
     assert_eq!(details["truncation"]["totalLines"], 100_000);
     assert_eq!(details["exitCode"], 0);
     std::fs::remove_file(path).unwrap();
+}
+
+#[tokio::test]
+async fn a_session_removes_its_full_output_files_when_it_ends() {
+    let bench = bench_with(|bash| bash.keep_output = false);
+    let session = bench.tools.session();
+    let result = session
+        .call(
+            "bash",
+            json!({"command": "seq 1 5000"}),
+            CallOptions::default(),
+        )
+        .await;
+    let path = PathBuf::from(result.details.unwrap()["fullOutputPath"].as_str().unwrap());
+    assert!(path.exists());
+    let clone = session.clone();
+    drop(session);
+    assert!(path.exists(), "removed while a clone of the session lives");
+    drop(clone);
+    assert!(!path.exists(), "{} outlived its session", path.display());
 }
 
 #[tokio::test]

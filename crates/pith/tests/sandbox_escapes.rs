@@ -354,3 +354,172 @@ fn every_claimed_guarantee_holds() {
     assert_eq!(std::fs::read_to_string(&target).unwrap(), "x");
     assert!(!Path::new(&format!("{t}.new")).exists());
 }
+
+/// A pty pair: the master descriptor and the slave's path.
+fn open_pty() -> (i32, String) {
+    // SAFETY: the usual pty calls on a descriptor this test owns.
+    unsafe {
+        let master = libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY);
+        assert!(master >= 0);
+        assert_eq!(libc::grantpt(master), 0);
+        assert_eq!(libc::unlockpt(master), 0);
+        let mut name = [0 as libc::c_char; 128];
+        assert_eq!(libc::ptsname_r(master, name.as_mut_ptr(), name.len()), 0);
+        let slave = std::ffi::CStr::from_ptr(name.as_ptr())
+            .to_string_lossy()
+            .into_owned();
+        (master, slave)
+    }
+}
+
+/// Runs `pith call bash` with the pty slave as pith's controlling terminal; returns
+/// the output and what arrived in the terminal's input queue.
+fn bash_on_a_terminal(command: &str, flags: &[&str]) -> (String, Vec<u8>) {
+    let (master, slave) = open_pty();
+    let slave_c = std::ffi::CString::new(slave.clone()).unwrap();
+    // Raw mode, so injected bytes are readable at once without a newline.
+    // SAFETY: termios calls on a descriptor this test opens and closes.
+    let reader = unsafe {
+        let fd = libc::open(
+            slave_c.as_ptr(),
+            libc::O_RDWR | libc::O_NOCTTY | libc::O_NONBLOCK,
+        );
+        assert!(fd >= 0);
+        let mut attr: libc::termios = std::mem::zeroed();
+        assert_eq!(libc::tcgetattr(fd, &mut attr), 0);
+        libc::cfmakeraw(&mut attr);
+        assert_eq!(libc::tcsetattr(fd, libc::TCSANOW, &attr), 0);
+        fd
+    };
+    let mut cmd = Command::new(PITH);
+    cmd.args(["call", "bash", &json!({ "command": command }).to_string()])
+        .args(flags)
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::null());
+    // SAFETY: in the forked child: a new session, then the slave as its controlling terminal.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::setsid() < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            let fd = libc::open(slave_c.as_ptr(), libc::O_RDWR);
+            if fd < 0 || libc::ioctl(fd, libc::TIOCSCTTY, 0) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let output = cmd.output().unwrap();
+    let mut queued = vec![0u8; 256];
+    // SAFETY: a non-blocking read into a buffer of the given size.
+    let n = unsafe { libc::read(reader, queued.as_mut_ptr().cast(), queued.len()) };
+    queued.truncate(usize::try_from(n).unwrap_or(0));
+    // SAFETY: closing our own descriptors.
+    unsafe {
+        libc::close(reader);
+        libc::close(master);
+    }
+    (text(&output), queued)
+}
+
+/// Issue 21, escape 1, with a real pty as pith's controlling terminal: the command
+/// (read-only sandbox) has no controlling terminal, and TIOCSTI on the terminal
+/// opened by path is denied; nothing reaches the terminal's input.
+#[test]
+fn terminal_injection_fails_with_a_real_controlling_terminal() {
+    if !landlock_or_explain("terminal_injection_fails_with_a_real_controlling_terminal") {
+        return;
+    }
+    let dir = scratch("tty");
+    let root = dir.0.join("root");
+    let script = "import fcntl, os, termios\n\
+                  paths = ['/dev/tty']\n\
+                  sid = os.getsid(0)\n\
+                  pith = int(open('/proc/%d/stat' % os.getsid(0)).read().rsplit(')', 1)[1].split()[1])\n\
+                  tty = int(open('/proc/%d/stat' % pith).read().rsplit(')', 1)[1].split()[4])\n\
+                  if tty:\n\
+                  \x20   paths.append('/dev/pts/%d' % (tty & 0xff | (tty >> 12) & 0xfff00))\n\
+                  for path in paths:\n\
+                  \x20   try:\n\
+                  \x20       fd = os.open(path, os.O_RDWR | os.O_NOCTTY)\n\
+                  \x20       for c in b'touch pwned':\n\
+                  \x20           fcntl.ioctl(fd, termios.TIOCSTI, bytes([c]))\n\
+                  \x20       print(path, 'INJECTED')\n\
+                  \x20   except OSError as e:\n\
+                  \x20       print(path, 'denied', e.errno)";
+    let flags = ["--cwd", root.to_str().unwrap(), "--sandbox", "read-only"];
+    let (output, queued) = bash_on_a_terminal(&python(script), &flags);
+    assert!(output.contains("/dev/tty denied"), "{output}");
+    assert!(
+        output.contains("/dev/pts/"),
+        "pith had no terminal: {output}"
+    );
+    assert!(!output.contains("INJECTED"), "{output}");
+    assert!(queued.is_empty(), "typed into the terminal: {queued:?}");
+    // Without the sandbox, root can still type into the terminal by path: the test
+    // sees an injection when there is one.
+    let legacy = std::fs::read_to_string("/proc/sys/dev/tty/legacy_tiocsti").unwrap_or_default();
+    // SAFETY: geteuid cannot fail.
+    if unsafe { libc::geteuid() } == 0 && legacy.trim() == "1" {
+        let flags = ["--cwd", root.to_str().unwrap(), "--sandbox", "off"];
+        let (output, queued) = bash_on_a_terminal(&python(script), &flags);
+        assert!(output.contains("INJECTED"), "{output}");
+        assert_eq!(queued, b"touch pwned", "{output}");
+    }
+}
+
+/// Without mount namespaces (simulated), the status no longer claims `.git/` or
+/// metadata protection, and commands still run under Landlock.
+#[test]
+fn without_mount_namespaces_the_status_says_what_is_lost() {
+    if !landlock_or_explain("without_mount_namespaces_the_status_says_what_is_lost") {
+        return;
+    }
+    let dir = scratch("nomnt");
+    let root = dir.0.join("root");
+    let outside = dir.0.join("outside");
+    let flags = [
+        "--cwd",
+        root.to_str().unwrap(),
+        "--sandbox",
+        "workspace-write",
+    ];
+    let status = Command::new(PITH)
+        .args(["sandbox", "status", "--json"])
+        .args(flags)
+        .env("PITH_TEST_NO_MOUNT_NS", "1")
+        .output()
+        .unwrap();
+    let status: Value = serde_json::from_slice(&status.stdout).unwrap();
+    assert_eq!(status["mountNamespace"], false, "{status}");
+    for id in ["git-read-only", "metadata-confined"] {
+        let entry = status["guarantees"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|g| g["id"] == id)
+            .unwrap_or_else(|| panic!("{id} missing: {status}"));
+        assert_eq!(entry["holds"], false, "{status}");
+        assert!(
+            entry["text"]
+                .as_str()
+                .unwrap()
+                .contains("PITH_TEST_NO_MOUNT_NS"),
+            "{status}"
+        );
+    }
+    let output = Command::new(PITH)
+        .args(["call", "bash"])
+        .arg(json!({ "command": format!("echo in > inside.txt; echo out > {}/x.txt; echo done", outside.display()) }).to_string())
+        .args(flags)
+        .env("PITH_TEST_NO_MOUNT_NS", "1")
+        .output()
+        .unwrap();
+    let shown = text(&output);
+    assert!(
+        shown.contains("done") && shown.contains("Permission denied"),
+        "{shown}"
+    );
+    assert!(root.join("inside.txt").exists());
+    assert!(!outside.join("x.txt").exists());
+}

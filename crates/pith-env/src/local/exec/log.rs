@@ -67,11 +67,15 @@ fn prune(dir: &Path, max_age: Duration, max_total: u64) {
     }
 }
 
-/// Makes sure `dir` exists; a directory named `pith-*` is made private (0700)
-/// and must belong to this user.
+/// A directory named `pith-*` (the private one, see [`output_dir`]) is
+/// created if missing, made private (0700) and must belong to this user; any
+/// other directory must exist and is left as it is.
 fn ensure_dir(dir: &Path) -> io::Result<()> {
+    let private = dir
+        .file_name()
+        .is_some_and(|name| name.to_string_lossy().starts_with("pith-"));
     match std::fs::symlink_metadata(dir) {
-        Err(error) if error.kind() == io::ErrorKind::NotFound => {
+        Err(error) if error.kind() == io::ErrorKind::NotFound && private => {
             std::fs::DirBuilder::new()
                 .recursive(true)
                 .mode(0o700)
@@ -80,9 +84,6 @@ fn ensure_dir(dir: &Path) -> io::Result<()> {
         }
         Err(error) => Err(error),
         Ok(meta) => {
-            let private = dir
-                .file_name()
-                .is_some_and(|name| name.to_string_lossy().starts_with("pith-"));
             if !private {
                 return Ok(());
             }
