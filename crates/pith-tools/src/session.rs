@@ -227,6 +227,8 @@ impl Session {
             session: self.clone(),
             queue: toolset.queue().clone(),
             updates: options.updates.clone(),
+            read_fs: toolset.inner.read_fs.clone(),
+            write_fs: toolset.inner.write_fs.clone(),
         };
         let hooks = &context.config.hooks;
         if hooks.is_empty() {

@@ -184,6 +184,8 @@ pub struct ToolContext {
     pub queue: Arc<MutationQueue>,
     /// Where streaming updates go, if anywhere.
     pub updates: Option<UpdateFn>,
+    pub(crate) read_fs: Arc<dyn pith_env::FileSystem>,
+    pub(crate) write_fs: Arc<dyn pith_env::FileSystem>,
 }
 
 impl ToolContext {
@@ -204,7 +206,10 @@ impl ToolContext {
     }
 
     /// Checks `path` (absolute) against the workspace roots and protected
-    /// paths, when they are configured.
+    /// paths, when they are configured (`.git/` is protected from writes
+    /// always). This check explains a refusal; the confined file-system views
+    /// ([`read_fs`](Self::read_fs), [`write_fs`](Self::write_fs)) enforce it
+    /// again at the moment of the I/O, by handle.
     pub async fn check_path(
         &self,
         path: &std::path::Path,
@@ -212,8 +217,33 @@ impl ToolContext {
     ) -> Result<(), ToolError> {
         match &self.config.workspace {
             Some(policy) => policy.check(self.env.fs.as_ref(), path, access).await,
+            None if access == Access::Write => {
+                // The write view refuses `.git/` on the resolved path in any
+                // case; this gives the clear message in the common case.
+                let real = crate::policy::real_target(self.env.fs.as_ref(), path).await;
+                match real
+                    .ok()
+                    .and_then(|real| crate::policy::git_reason(path, &real))
+                {
+                    Some(reason) => Err(ToolError::new(reason)),
+                    None => Ok(()),
+                }
+            }
             None => Ok(()),
         }
+    }
+
+    /// The file-system view read, ls, grep and find use: confined beneath
+    /// the roots when reads are contained, the environment's otherwise.
+    pub fn read_fs(&self) -> &Arc<dyn pith_env::FileSystem> {
+        &self.read_fs
+    }
+
+    /// The file-system view write and edit use: confined beneath the roots
+    /// (or `/` without roots) with `.git/` and the protected globs refused on
+    /// the resolved path.
+    pub fn write_fs(&self) -> &Arc<dyn pith_env::FileSystem> {
+        &self.write_fs
     }
 
     /// Runs the before-hooks for a call of `tool`: the arguments to run

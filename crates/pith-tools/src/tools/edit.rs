@@ -129,7 +129,7 @@ impl Tool for EditTool {
         if cancel.is_cancelled() {
             return ToolResult::error(run::ABORTED);
         }
-        let fs = context.env.fs.clone();
+        let fs = context.write_fs().clone();
         let job = run::EditJob {
             fs: Arc::clone(&fs),
             context: context.clone(),
@@ -139,9 +139,13 @@ impl Tool for EditTool {
             raw_path: args.path,
             edits: edits_of(args.edits),
         };
-        match exclusive(&context.queue, &fs, &path, &cancel, move |token| {
-            job.run(token)
-        })
+        match exclusive(
+            &context.queue,
+            &context.env.fs,
+            &path,
+            &cancel,
+            move |token| job.run(token),
+        )
         .await
         {
             Ok(Ok(result)) => result,

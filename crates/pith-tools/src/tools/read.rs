@@ -115,14 +115,14 @@ async fn read(
     if cancel.is_cancelled() {
         return Err(ToolError::new(ABORTED));
     }
-    let fs = &*context.env.fs;
+    let fs = &**context.read_fs();
     let path = resolve_read_path(&args.path, &context.cwd, fs).await?;
     context.check_path(&path, Access::Read).await?;
     // A read takes its turn in the file's queue like a write: it sees every write and
     // edit of the file that arrived before it, and none that arrived after.
     let _turn = context
         .queue
-        .lock(fs, &path)
+        .lock(&*context.env.fs, &path)
         .await
         .map_err(|error| ToolError::new(describe_fs_error(&error)))?;
     let metadata = match fs.metadata(&path).await {
@@ -202,7 +202,7 @@ async fn read_text(
         mut hasher,
         stamp,
     } = file;
-    let fs = &*context.env.fs;
+    let fs = &**context.read_fs();
     let window = text::Window {
         start: args.offset.unwrap_or(0).saturating_sub(1),
         limit: args.limit,
@@ -303,7 +303,7 @@ async fn read_image(
             format_size(MAX_IMAGE_FILE_BYTES)
         )));
     }
-    let fs = &*context.env.fs;
+    let fs = &**context.read_fs();
     let bytes = fs
         .read(path)
         .await
