@@ -10,6 +10,7 @@ mod cli;
 mod file_tools;
 mod file_tools_stress;
 mod mcp;
+mod race;
 mod reliability;
 mod safety;
 mod search;

@@ -64,8 +64,8 @@ struct Inner {
     roots: Vec<Root>,
     guard: Option<WriteGuard>,
     home: Option<PathBuf>,
-    /// Whether `openat2` is still worth trying (cleared on `ENOSYS`; off when
-    /// `PITH_CONFINE_WALK=1`, which tests use to exercise the walk alone).
+    /// Whether `openat2` is still worth trying (cleared on `ENOSYS`; off in
+    /// the view tests use to exercise the walk alone).
     openat2: AtomicBool,
 }
 
@@ -78,8 +78,11 @@ pub(crate) struct LocalBeneath {
 impl LocalBeneath {
     /// Opens every root that exists (one that does not is not a root: paths
     /// under it are outside).
-    pub(crate) fn new(confinement: Confinement, home: Option<PathBuf>) -> LocalBeneath {
-        let walk_only = std::env::var_os("PITH_CONFINE_WALK").is_some_and(|v| v == "1");
+    pub(crate) fn new(
+        confinement: Confinement,
+        home: Option<PathBuf>,
+        walk_only: bool,
+    ) -> LocalBeneath {
         let mut roots = Vec::new();
         for configured in confinement.roots {
             let Ok(real) = std::fs::canonicalize(&configured) else {
@@ -351,8 +354,21 @@ impl Inner {
                                 &mut pending,
                             )?;
                         }
-                        // Not a symlink: a file where a directory must be.
-                        Err(Errno::INVAL) => return Err(WalkError::Os(Errno::NOTDIR)),
+                        // Not a symlink: a file where a directory must be,
+                        // or a directory again (swapped back since the open).
+                        Err(Errno::INVAL) => {
+                            let now =
+                                rfs::statat(current, name.as_os_str(), AtFlags::SYMLINK_NOFOLLOW)
+                                    .map_err(WalkError::Os)?;
+                            if !matches!(
+                                kind_of_mode(now.st_mode as u32),
+                                FileKind::Directory | FileKind::Symlink
+                            ) {
+                                return Err(WalkError::Os(Errno::NOTDIR));
+                            }
+                            retry(&mut retries)?;
+                            pending.push_front(name);
+                        }
                         // Changed between the two calls.
                         Err(Errno::NOENT) => {
                             retry(&mut retries)?;
@@ -843,12 +859,14 @@ impl FileSystem for LocalBeneath {
             .filter(|root| self.inner.locate(root).is_ok())
             .cloned()
             .collect();
+        let walk_only = !self.inner.openat2.load(Ordering::Relaxed);
         Arc::new(LocalBeneath::new(
             Confinement {
                 roots: inner_roots,
                 write_guard: confinement.write_guard,
             },
             self.inner.home.clone(),
+            walk_only,
         ))
     }
 }

@@ -228,7 +228,26 @@ impl FileSystem for LocalEnv {
         self: std::sync::Arc<Self>,
         confinement: Confinement,
     ) -> std::sync::Arc<dyn FileSystem> {
-        std::sync::Arc::new(beneath::LocalBeneath::new(confinement, self.home_dir()))
+        std::sync::Arc::new(beneath::LocalBeneath::new(
+            confinement,
+            self.home_dir(),
+            false,
+        ))
+    }
+}
+
+impl LocalEnv {
+    /// [`FileSystem::confine`] without the `openat2` fast path: every
+    /// resolution is the component walk (what kernels before 5.6 get). For
+    /// tests of the walk.
+    #[cfg(unix)]
+    #[doc(hidden)]
+    pub fn confine_by_walk(&self, confinement: Confinement) -> std::sync::Arc<dyn FileSystem> {
+        std::sync::Arc::new(beneath::LocalBeneath::new(
+            confinement,
+            self.home_dir(),
+            true,
+        ))
     }
 }
 
