@@ -233,6 +233,35 @@ impl ToolContext {
         }
     }
 
+    /// Resolves and checks the path grep or find searches. A special file is
+    /// refused at once (naming its kind); with contained reads the root is
+    /// resolved by handle beneath the roots and the search starts from that
+    /// real path.
+    pub(crate) async fn search_root(&self, raw: &str) -> Result<std::path::PathBuf, ToolError> {
+        let root = self.resolve_checked(raw, Access::Read).await?;
+        let fs = self.read_fs();
+        if let Ok(metadata) = fs.metadata(&root).await
+            && !metadata.is_file()
+            && !metadata.is_dir()
+            && let Err(error) = fs.read_range(&root, 0, 0).await
+        {
+            return Err(ToolError::new(crate::paths::describe_fs_error(&error)));
+        }
+        let contained = self
+            .config
+            .workspace
+            .as_ref()
+            .is_some_and(crate::WorkspacePolicy::contains_reads);
+        if !contained {
+            return Ok(root);
+        }
+        match fs.canonicalize(&root).await {
+            Ok(real) => Ok(real),
+            Err(error) if error.kind == pith_env::FsErrorKind::NotFound => Ok(root),
+            Err(error) => Err(ToolError::new(crate::paths::describe_fs_error(&error))),
+        }
+    }
+
     /// The file-system view read, ls, grep and find use: confined beneath
     /// the roots when reads are contained, the environment's otherwise.
     pub fn read_fs(&self) -> &Arc<dyn pith_env::FileSystem> {

@@ -7,6 +7,7 @@
 
 mod bash;
 mod cli;
+mod containment;
 mod file_tools;
 mod file_tools_stress;
 mod mcp;
@@ -14,5 +15,6 @@ mod race;
 mod reliability;
 mod safety;
 mod search;
+mod special_files;
 mod support;
 mod watchdog;

@@ -142,9 +142,15 @@ async fn read(
         }
         FileKind::File => {}
         _ => {
+            // The port names the kind (FIFO, socket, device) without blocking.
+            let kind = match fs.read_range(&path, 0, 0).await {
+                Err(error) if error.kind == FsErrorKind::SpecialFile => error.detail,
+                _ => None,
+            };
             return Err(ToolError::new(format!(
-                "{} is not a regular file (a socket, FIFO or device); read only reads files.",
-                path.display()
+                "{} is not a regular file ({}); read only reads files.",
+                path.display(),
+                kind.as_deref().unwrap_or("a socket, FIFO or device")
             )));
         }
     }
