@@ -204,6 +204,15 @@ fn components(path: &Path) -> VecDeque<OsString> {
         .collect()
 }
 
+/// `st_mode`, whose integer type differs between targets.
+#[allow(
+    clippy::unnecessary_cast,
+    reason = "st_mode is u32 here but not on every target"
+)]
+fn mode_of(stat: &rfs::Stat) -> u32 {
+    stat.st_mode as u32
+}
+
 fn kind_of_mode(mode: u32) -> FileKind {
     match FileType::from_raw_mode(mode as _) {
         FileType::RegularFile => FileKind::File,
@@ -229,7 +238,7 @@ fn special_error(kind: &str, path: &Path) -> FsError {
 }
 
 fn convert(stat: &rfs::Stat) -> Metadata {
-    let mode = stat.st_mode as u32;
+    let mode = mode_of(stat);
     let modified = SystemTime::UNIX_EPOCH
         .checked_add(Duration::new(
             stat.st_mtime.max(0) as u64,
@@ -361,7 +370,7 @@ impl Inner {
                                 rfs::statat(current, name.as_os_str(), AtFlags::SYMLINK_NOFOLLOW)
                                     .map_err(WalkError::Os)?;
                             if !matches!(
-                                kind_of_mode(now.st_mode as u32),
+                                kind_of_mode(mode_of(&now)),
                                 FileKind::Directory | FileKind::Symlink
                             ) {
                                 return Err(WalkError::Os(Errno::NOTDIR));
@@ -458,10 +467,10 @@ impl Inner {
             Err(error) => return Err(error),
         };
         let stat = rfs::fstat(&fd).map_err(|errno| os_error(errno, path))?;
-        if let Some(kind) = special_kind(stat.st_mode as u32) {
+        if let Some(kind) = special_kind(mode_of(&stat)) {
             return Err(special_error(kind, path));
         }
-        if kind_of_mode(stat.st_mode as u32) == FileKind::Directory {
+        if kind_of_mode(mode_of(&stat)) == FileKind::Directory {
             return Err(FsError::new(FsErrorKind::IsADirectory, path));
         }
         Ok(File::from(fd))
@@ -469,7 +478,7 @@ impl Inner {
 
     fn explain_open_error(&self, path: &Path, error: FsError) -> FsError {
         match self.stat(path, true) {
-            Ok(stat) => match special_kind(stat.st_mode as u32) {
+            Ok(stat) => match special_kind(mode_of(&stat)) {
                 Some(kind) => special_error(kind, path),
                 None => error,
             },
@@ -503,7 +512,7 @@ impl Inner {
             }
             let kind = match entry.file_type() {
                 FileType::Unknown => rfs::statat(&fd, name, AtFlags::SYMLINK_NOFOLLOW)
-                    .map(|stat| kind_of_mode(stat.st_mode as u32))
+                    .map(|stat| kind_of_mode(mode_of(&stat)))
                     .unwrap_or(FileKind::Other),
                 FileType::RegularFile => FileKind::File,
                 FileType::Directory => FileKind::Directory,
@@ -555,7 +564,7 @@ impl Inner {
         let dir = found.dir_fd();
         let existing = match rfs::statat(dir, name.as_os_str(), AtFlags::SYMLINK_NOFOLLOW) {
             Ok(stat) => {
-                let mode = stat.st_mode as u32;
+                let mode = mode_of(&stat);
                 if let Some(kind) = special_kind(mode) {
                     return Err(special_error(kind, path));
                 }
@@ -746,7 +755,7 @@ impl TempIn<'_> {
 /// allowed), and fsyncs.
 fn fill(file: &File, contents: &[u8], existing: Option<&rfs::Stat>) -> Result<(), Errno> {
     if let Some(stat) = existing {
-        rfs::fchmod(file, Mode::from_raw_mode(stat.st_mode as u32 & 0o7777))?;
+        rfs::fchmod(file, Mode::from_raw_mode(mode_of(stat) & 0o7777))?;
         // Only root (or the owner keeping its own ids) may chown; a failure
         // leaves the writer as owner, which is what a plain write means anyway.
         let _ = rfs::fchown(
