@@ -107,7 +107,7 @@ impl Workspace {
                     protected.join(", ")
                 )
             }
-            None => "workspace roots: none (the file tools may touch any path this user can; pass --root DIR to confine them)".to_owned(),
+            None => "workspace roots: none (the file tools may touch any path this user can, but write and edit never .git/; pass --root DIR to confine them)".to_owned(),
         });
         text
     }
