@@ -49,8 +49,16 @@
 //!   `canonicalize_resolves_symlinks`, `create_dir_all_is_nested_and_idempotent`,
 //!   `home_dir_is_absolute`, `remove_dir_refuses_a_non_empty_directory`;
 //! - errors: `missing_paths_are_not_found`, `directories_are_not_files`,
-//!   `files_are_not_directories`, `symlink_loops_are_reported`.
+//!   `files_are_not_directories`, `symlink_loops_are_reported`;
+//! - confine: `confined_refuses_paths_outside_the_roots`,
+//!   `confined_follows_symlinks_beneath_the_root`,
+//!   `confined_write_guard_judges_the_resolved_path`.
+//!
+//! [`Confined`] wraps a fixture so that the whole suite runs again through a
+//! view confined to the fixture's root: a confined view keeps every promise
+//! of the port.
 
+mod confine;
 mod errors;
 mod read;
 mod splice;
@@ -81,6 +89,29 @@ pub trait Fixture: Send + Sync {
 
     /// Sets the permission bits of `path` (like `chmod`).
     fn set_mode(&self, path: &Path, mode: u32) -> Result<(), String>;
+}
+
+/// A fixture whose adapter is the inner fixture's, confined to its root.
+pub struct Confined<'a>(pub &'a dyn Fixture);
+
+impl Fixture for Confined<'_> {
+    fn fs(&self) -> Arc<dyn FileSystem> {
+        self.0
+            .fs()
+            .confine(crate::Confinement::new(vec![self.0.root()]))
+    }
+
+    fn root(&self) -> PathBuf {
+        self.0.root()
+    }
+
+    fn symlink(&self, link: &Path, target: &Path) -> Result<(), String> {
+        self.0.symlink(link, target)
+    }
+
+    fn set_mode(&self, path: &Path, mode: u32) -> Result<(), String> {
+        self.0.set_mode(path, mode)
+    }
 }
 
 /// One failed check.
@@ -166,6 +197,9 @@ pub async fn run_all(fixture: &dyn Fixture) -> Report {
         errors::directories_are_not_files,
         errors::files_are_not_directories,
         errors::symlink_loops_are_reported,
+        confine::confined_refuses_paths_outside_the_roots,
+        confine::confined_follows_symlinks_beneath_the_root,
+        confine::confined_write_guard_judges_the_resolved_path,
     );
     report
 }

@@ -29,6 +29,13 @@ pub enum FsErrorKind {
     Unsupported,
     /// The operation was cancelled.
     Cancelled,
+    /// The path resolves outside every root of a confined view.
+    OutsideRoots,
+    /// A confined view's write guard refused the path (the detail says why).
+    Protected,
+    /// The path is a FIFO, socket or device (the detail names which), which
+    /// the file tools neither read nor replace.
+    SpecialFile,
     /// Anything else.
     Other,
 }
@@ -48,6 +55,9 @@ impl FsErrorKind {
             FsErrorKind::ReadOnly => "read_only",
             FsErrorKind::Unsupported => "unsupported",
             FsErrorKind::Cancelled => "cancelled",
+            FsErrorKind::OutsideRoots => "outside_roots",
+            FsErrorKind::Protected => "protected",
+            FsErrorKind::SpecialFile => "special_file",
             FsErrorKind::Other => "other",
         }
     }
@@ -65,6 +75,9 @@ impl FsErrorKind {
             FsErrorKind::ReadOnly => "read-only file system",
             FsErrorKind::Unsupported => "operation not supported",
             FsErrorKind::Cancelled => "cancelled",
+            FsErrorKind::OutsideRoots => "outside the allowed roots",
+            FsErrorKind::Protected => "protected path",
+            FsErrorKind::SpecialFile => "not a regular file",
             FsErrorKind::Other => "I/O error",
         }
     }

@@ -1,7 +1,9 @@
 //! The file-system port.
 
 use std::ffi::OsString;
+use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use async_trait::async_trait;
@@ -107,6 +109,46 @@ pub trait FileReader: Send {
     async fn read_chunk(&mut self, buf: &mut [u8]) -> Result<usize, FsError>;
 }
 
+/// Judges a write or a new directory beneath a root: called with the root
+/// (as configured) and the path relative to it *as resolved by handle* (every
+/// symlink and `..` already followed). `Err(reason)` refuses the operation with
+/// [`FsErrorKind::Protected`](crate::FsErrorKind::Protected) and `reason` as its detail.
+pub type WriteGuard = Arc<dyn Fn(&Path, &Path) -> Result<(), String> + Send + Sync>;
+
+/// Where a confined view of a file system may go (see [`FileSystem::confine`]).
+#[derive(Clone)]
+pub struct Confinement {
+    /// Absolute directories; every path must resolve beneath one of them.
+    pub roots: Vec<PathBuf>,
+    /// Judges writes, new directories and removals, when set.
+    pub write_guard: Option<WriteGuard>,
+}
+
+impl Confinement {
+    /// Confinement beneath `roots`, without a write guard.
+    pub fn new(roots: Vec<PathBuf>) -> Confinement {
+        Confinement {
+            roots,
+            write_guard: None,
+        }
+    }
+
+    /// Adds a write guard.
+    pub fn with_write_guard(mut self, guard: WriteGuard) -> Confinement {
+        self.write_guard = Some(guard);
+        self
+    }
+}
+
+impl fmt::Debug for Confinement {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Confinement")
+            .field("roots", &self.roots)
+            .field("write_guard", &self.write_guard.is_some())
+            .finish()
+    }
+}
+
 /// The file-system port.
 ///
 /// Contract every adapter keeps:
@@ -119,6 +161,23 @@ pub trait FileReader: Send {
 /// - Reads never load more than asked: [`open`](FileSystem::open) streams and
 ///   [`read_range`](FileSystem::read_range) reads a window.
 /// - Every error carries the path it concerns.
+/// - Reads never block on a special file: reading a FIFO, socket or device
+///   fails at once with [`FsErrorKind::SpecialFile`](crate::FsErrorKind::SpecialFile)
+///   naming its kind, and `write_atomic` refuses to replace one the same way.
+///
+/// Confined views ([`confine`](FileSystem::confine)) add, for every operation:
+/// - The path is resolved beneath one of the roots *by the adapter, at the
+///   moment of the operation*, and the operation acts on what that resolution
+///   found (an open handle, never the path re-walked): a concurrent rename or
+///   symlink swap can make it fail, never make it act outside the roots.
+///   Symlinks are followed like the kernel does (also `link/..`, which is the
+///   link target's parent) as long as every step stays beneath the root.
+/// - A path that resolves outside every root fails with
+///   [`FsErrorKind::OutsideRoots`](crate::FsErrorKind::OutsideRoots).
+/// - `write_atomic`, `create_dir_all` and `remove_dir` ask the
+///   [`WriteGuard`] about the resolved path first; a refusal is
+///   [`FsErrorKind::Protected`](crate::FsErrorKind::Protected) and nothing is changed.
+/// - A failed `write_atomic` leaves no temp file anywhere.
 #[async_trait]
 pub trait FileSystem: Send + Sync {
     /// Reads a whole file.
@@ -185,4 +244,59 @@ pub trait FileSystem: Send + Sync {
 
     /// The user's home directory as this environment sees it, if any.
     fn home_dir(&self) -> Option<PathBuf>;
+
+    /// A view of this file system confined beneath `confinement`'s roots (see
+    /// the contract above). Adapters that cannot confine keep the default: a
+    /// view that refuses every operation with `Unsupported`, never one that
+    /// silently does not confine.
+    fn confine(self: Arc<Self>, confinement: Confinement) -> Arc<dyn FileSystem> {
+        let _ = confinement;
+        Arc::new(Unconfinable {
+            home: self.home_dir(),
+        })
+    }
+}
+
+/// The default confined view: refuses everything.
+struct Unconfinable {
+    home: Option<PathBuf>,
+}
+
+#[async_trait]
+impl FileSystem for Unconfinable {
+    async fn read(&self, path: &Path) -> Result<Vec<u8>, FsError> {
+        Err(unsupported(path))
+    }
+    async fn read_range(&self, path: &Path, _: u64, _: usize) -> Result<Vec<u8>, FsError> {
+        Err(unsupported(path))
+    }
+    async fn open(&self, path: &Path) -> Result<Box<dyn FileReader>, FsError> {
+        Err(unsupported(path))
+    }
+    async fn write_atomic(&self, path: &Path, _: &[u8]) -> Result<(), FsError> {
+        Err(unsupported(path))
+    }
+    async fn metadata(&self, path: &Path) -> Result<Metadata, FsError> {
+        Err(unsupported(path))
+    }
+    async fn symlink_metadata(&self, path: &Path) -> Result<Metadata, FsError> {
+        Err(unsupported(path))
+    }
+    async fn read_dir(&self, path: &Path) -> Result<Vec<DirEntry>, FsError> {
+        Err(unsupported(path))
+    }
+    async fn canonicalize(&self, path: &Path) -> Result<PathBuf, FsError> {
+        Err(unsupported(path))
+    }
+    async fn create_dir_all(&self, path: &Path) -> Result<(), FsError> {
+        Err(unsupported(path))
+    }
+    fn home_dir(&self) -> Option<PathBuf> {
+        self.home.clone()
+    }
+}
+
+fn unsupported(path: &Path) -> FsError {
+    FsError::new(crate::FsErrorKind::Unsupported, path)
+        .with_detail("this environment cannot confine file operations to roots")
 }

@@ -45,7 +45,9 @@ pub use crate::error::{ExecError, FsError, FsErrorKind, SearchError};
 pub use crate::exec::{
     Exec, ExecOutcome, ExecRequest, ExitStatus, OutputLog, OutputSink, OutputStream, Termination,
 };
-pub use crate::fs::{DirEntry, FileKind, FileReader, FileSystem, Metadata, Splice};
+pub use crate::fs::{
+    Confinement, DirEntry, FileKind, FileReader, FileSystem, Metadata, Splice, WriteGuard,
+};
 pub use crate::local::{LocalEnv, OUTPUT_CAP, output_dir, prune_output_dir};
 pub use crate::memory::MemoryEnv;
 pub use crate::sandbox::{SandboxFallback, SandboxMode, SandboxPolicy, SandboxStatus};

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use pith_env::conformance::{Fixture, Report, run_all};
+use pith_env::conformance::{Confined, Fixture, Report, run_all};
 use pith_env::{FileSystem, LocalEnv, MemoryEnv};
 
 struct Memory {
@@ -77,7 +77,26 @@ async fn memory_env_keeps_the_file_system_contract() {
     let fixture = Memory { env };
     fixture.env.create_dir_all(&fixture.root()).await.unwrap();
     let report = run(&fixture).await;
-    assert_eq!(report.passed.len(), 20);
+    assert_eq!(report.passed.len(), 23);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn memory_env_confined_keeps_the_file_system_contract() {
+    let env = MemoryEnv::new();
+    let fixture = Memory { env };
+    fixture.env.create_dir_all(&fixture.root()).await.unwrap();
+    let report = run(&Confined(&fixture)).await;
+    assert_eq!(report.passed.len(), 23);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn local_env_confined_keeps_the_file_system_contract() {
+    let fixture = Local {
+        env: Arc::new(LocalEnv::new()),
+        dir: tempfile::tempdir().unwrap(),
+    };
+    let report = run(&Confined(&fixture)).await;
+    assert_eq!(report.passed.len(), 23);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -87,4 +106,41 @@ async fn local_env_keeps_the_file_system_contract() {
         dir: tempfile::tempdir().unwrap(),
     };
     run(&fixture).await;
+}
+
+/// The local adapter confined by the component walk alone (no `openat2`).
+struct LocalWalk {
+    local: Local,
+}
+
+impl Fixture for LocalWalk {
+    fn fs(&self) -> Arc<dyn FileSystem> {
+        self.local
+            .env
+            .confine_by_walk(pith_env::Confinement::new(vec![self.local.root()]))
+    }
+
+    fn root(&self) -> PathBuf {
+        self.local.root()
+    }
+
+    fn symlink(&self, link: &Path, target: &Path) -> Result<(), String> {
+        self.local.symlink(link, target)
+    }
+
+    fn set_mode(&self, path: &Path, mode: u32) -> Result<(), String> {
+        self.local.set_mode(path, mode)
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn local_env_confined_by_the_walk_alone_keeps_the_file_system_contract() {
+    let fixture = LocalWalk {
+        local: Local {
+            env: Arc::new(LocalEnv::new()),
+            dir: tempfile::tempdir().unwrap(),
+        },
+    };
+    let report = run(&fixture).await;
+    assert_eq!(report.passed.len(), 23);
 }

@@ -3,14 +3,14 @@
 //! [`resolve_path`] is the reference's `resolveToCwd` (§2.1, §2.2): unicode
 //! spaces become ASCII spaces, one leading `@` is dropped, `~` and `~/` expand
 //! to the home directory, `file://` URLs are percent-decoded, relative paths
-//! join the working directory and `.`/`..` are folded lexically (symlinks are
-//! not resolved). [`resolve_read_path`] adds the spellings file systems use
+//! join the working directory and `.` is dropped; `..` is kept for the file
+//! system to resolve like the kernel does (through symlinks). [`resolve_read_path`] adds the spellings file systems use
 //! that models cannot type (§2.3).
 
 use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
 
-use pith_env::{FileSystem, FsError};
+use pith_env::{FileSystem, FsError, FsErrorKind};
 use unicode_normalization::UnicodeNormalization;
 
 use crate::ToolError;
@@ -70,7 +70,10 @@ pub fn resolve_path(input: &str, cwd: &Path, home: Option<&Path>) -> Result<Path
     Ok(normalize_lexically(&absolute))
 }
 
-/// Folds `.` and `..` without touching the file system (`/..` stays `/`).
+/// Drops `.` components and `..` at the root (`/..` is `/`), and keeps every
+/// other `..`: `link/../x` is resolved by the file system like the kernel
+/// does (through the symlink, to the link target's parent), not folded into
+/// `x`, which could be a different file than a shell would touch.
 fn normalize_lexically(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for component in path.components() {
@@ -78,7 +81,7 @@ fn normalize_lexically(path: &Path) -> PathBuf {
             Component::CurDir => {}
             Component::ParentDir => {
                 if out.parent().is_some() {
-                    out.pop();
+                    out.push("..");
                 }
             }
             other => out.push(other.as_os_str()),
@@ -197,7 +200,18 @@ fn narrow_space_before_am_pm(path: &str) -> String {
 /// One line describing a file-system failure, naming its path
 /// (`Permission denied: /etc/shadow`), without the raw OS dump.
 pub(crate) fn describe_fs_error(error: &FsError) -> String {
-    let text = clip_middle(&error.to_string(), 300);
+    let path = error.path.display();
+    let text = match (error.kind, &error.detail) {
+        (FsErrorKind::Protected, Some(reason)) => return clip_middle(reason, 400),
+        (FsErrorKind::OutsideRoots, _) => format!(
+            "{path} is outside the workspace (it resolved outside the roots when it was opened). Use a path inside them."
+        ),
+        (FsErrorKind::SpecialFile, Some(kind)) => format!(
+            "{path} is a {kind}, not a regular file; the file tools neither read nor replace special files."
+        ),
+        _ => error.to_string(),
+    };
+    let text = clip_middle(&text, 300);
     let mut chars = text.chars();
     match chars.next() {
         Some(first) => first.to_uppercase().chain(chars).collect(),
@@ -299,8 +313,9 @@ mod tests {
     #[test]
     fn joins_relative_paths_to_the_working_directory_and_folds_dots() {
         assert_eq!(ok("src/main.rs"), "/work/project/src/main.rs");
-        assert_eq!(ok("./a/../b//c/"), "/work/project/b/c");
-        assert_eq!(ok("../../../.."), "/");
+        assert_eq!(ok("./a/../b//c/"), "/work/project/a/../b/c");
+        assert_eq!(ok("/../../etc"), "/etc");
+        assert_eq!(ok("link/../x"), "/work/project/link/../x");
         assert_eq!(ok("/etc/./hosts"), "/etc/hosts");
         assert_eq!(ok(""), "/work/project");
     }

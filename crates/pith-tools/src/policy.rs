@@ -9,9 +9,10 @@
 
 use std::ffi::OsStr;
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
 
 use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
-use pith_env::{FileKind, FileSystem, FsErrorKind};
+use pith_env::{Confinement, FileKind, FileSystem, FsErrorKind, WriteGuard};
 
 use crate::ToolError;
 
@@ -35,10 +36,16 @@ pub struct WorkspacePolicy {
 
 impl WorkspacePolicy {
     /// A policy over `roots` (absolute; they are canonicalised when checked).
-    /// `protect` are globs relative to a root that write and edit may not
-    /// touch (a glob without `/` matches a name at any depth); `.git/` is
+    /// `protect` are gitignore-style globs relative to a root that write and
+    /// edit may not touch: a leading `/` anchors to the root, a glob without
+    /// `/` matches a name at any depth, `**` matches everything; `.git/` is
     /// always protected. `contain_reads` extends containment to read, ls,
     /// grep and find.
+    ///
+    /// # Errors
+    ///
+    /// A pattern that can never match (empty, `..`, an absolute path outside
+    /// every root) or is not a valid glob, named as given.
     pub fn new(
         roots: Vec<PathBuf>,
         protect: &[String],
@@ -46,7 +53,7 @@ impl WorkspacePolicy {
     ) -> Result<WorkspacePolicy, String> {
         let mut builder = GlobSetBuilder::new();
         for pattern in protect {
-            builder.add(protect_glob(pattern)?);
+            builder.add(protect_glob(pattern, &roots)?);
         }
         let protect_set = builder
             .build()
@@ -127,45 +134,167 @@ impl WorkspacePolicy {
     }
 
     fn check_protected(&self, path: &Path, relative: &Path) -> Result<(), ToolError> {
-        if relative
-            .components()
-            .any(|component| component.as_os_str() == OsStr::new(".git"))
-        {
-            return Err(ToolError::new(format!(
-                "{} is inside .git/, which write and edit may not change. Use git commands through bash instead.",
-                path.display()
-            )));
+        match protected_reason(&self.protect, &self.protect_patterns, path, relative) {
+            Some(reason) => Err(ToolError::new(reason)),
+            None => Ok(()),
         }
-        if self.protect.is_match(relative) {
-            let matched: Vec<&str> = self
-                .protect
-                .matches(relative)
-                .into_iter()
-                .filter_map(|index| self.protect_patterns.get(index).map(String::as_str))
-                .collect();
-            return Err(ToolError::new(format!(
-                "{} is protected (--protect {}): write and edit may not change it.",
-                path.display(),
-                matched.join(", ")
-            )));
+    }
+
+    /// The guard a confined file-system view runs on every write, new
+    /// directory and removal, on the path *as resolved by handle*: `.git/`
+    /// and the `--protect` globs.
+    pub fn write_guard(&self) -> WriteGuard {
+        let protect = self.protect.clone();
+        let patterns = self.protect_patterns.clone();
+        Arc::new(move |root: &Path, relative: &Path| {
+            match protected_reason(&protect, &patterns, &root.join(relative), relative) {
+                Some(reason) => Err(reason),
+                None => Ok(()),
+            }
+        })
+    }
+
+    /// The confinement of the file-system view for `access`: beneath the
+    /// roots, with the write guard for writes. `None`: reads are not contained.
+    pub fn confinement(&self, access: Access) -> Option<Confinement> {
+        match access {
+            Access::Read if !self.contain_reads => None,
+            Access::Read => Some(Confinement::new(self.roots.clone())),
+            Access::Write => {
+                Some(Confinement::new(self.roots.clone()).with_write_guard(self.write_guard()))
+            }
         }
-        Ok(())
     }
 }
 
-fn protect_glob(pattern: &str) -> Result<Glob, String> {
-    let trimmed = pattern.trim_start_matches("./").trim_end_matches('/');
-    let anchored = if trimmed.contains('/') {
-        trimmed.to_owned()
+/// The confinement of writes without workspace roots: anywhere (beneath
+/// `/`), but never inside a `.git/` directory, judged on the resolved path.
+pub(crate) fn unrooted_write_confinement() -> Confinement {
+    let guard: WriteGuard =
+        Arc::new(
+            |root: &Path, relative: &Path| match git_reason(&root.join(relative), relative) {
+                Some(reason) => Err(reason),
+                None => Ok(()),
+            },
+        );
+    Confinement::new(vec![PathBuf::from("/")]).with_write_guard(guard)
+}
+
+/// Why `relative` (beneath a root; `path` is what the message names) may
+/// not be written, if it may not.
+fn protected_reason(
+    protect: &GlobSet,
+    patterns: &[String],
+    path: &Path,
+    relative: &Path,
+) -> Option<String> {
+    if let Some(reason) = git_reason(path, relative) {
+        return Some(reason);
+    }
+    if protect.is_match(relative) {
+        let matched: Vec<&str> = protect
+            .matches(relative)
+            .into_iter()
+            .filter_map(|index| patterns.get(index).map(String::as_str))
+            .collect();
+        return Some(format!(
+            "{} is protected (--protect {}): write and edit may not change it.",
+            path.display(),
+            matched.join(", ")
+        ));
+    }
+    None
+}
+
+/// The refusal for a path inside a `.git/` directory.
+pub(crate) fn git_reason(path: &Path, relative: &Path) -> Option<String> {
+    relative
+        .components()
+        .any(|component| component.as_os_str() == OsStr::new(".git"))
+        .then(|| {
+            format!(
+                "{} is inside .git/, which write and edit may not change. Use git commands through bash instead.",
+                path.display()
+            )
+        })
+}
+
+/// Compiles one `--protect` pattern, gitignore-style, relative to a root:
+/// a leading `/` anchors it to the root (an absolute path under a root is
+/// that path), a `/` in the middle anchors it too, a pattern without one
+/// matches a name at any depth, `**` matches any number of directories, and
+/// a trailing `/` matches what is inside a directory of that name. A matched
+/// directory protects everything inside it. Patterns that can never match a
+/// path beneath a root are refused, naming the pattern as given.
+fn protect_glob(pattern: &str, roots: &[PathBuf]) -> Result<Glob, String> {
+    let refuse = |why: &str| format!("--protect {pattern:?}: {why}");
+    if pattern.trim().is_empty() {
+        return Err(refuse(
+            "an empty pattern matches nothing; pass a glob such as .env or 'secrets/**'",
+        ));
+    }
+    let mut body: String = pattern.to_owned();
+    let mut anchored = false;
+    if body.starts_with('/') {
+        let under = roots.iter().find_map(|root| {
+            Path::new(&body)
+                .strip_prefix(root)
+                .ok()
+                .map(Path::to_path_buf)
+        });
+        if let Some(relative) = under {
+            body = relative.to_string_lossy().into_owned();
+        } else {
+            let first = body.trim_start_matches('/').split('/').next().unwrap_or("");
+            let outside = !first.is_empty()
+                && !first.contains(['*', '?', '[', '{'])
+                && Path::new("/").join(first).exists()
+                && !roots.iter().any(|root| root.join(first).exists());
+            if outside {
+                let roots: Vec<String> = roots.iter().map(|r| r.display().to_string()).collect();
+                return Err(refuse(&format!(
+                    "an absolute path outside every root ({}) can never match; a leading / anchors a pattern to the root (like /build), so name a path inside a root",
+                    roots.join(", ")
+                )));
+            }
+            body = body.trim_start_matches('/').to_owned();
+        }
+        anchored = true;
+    }
+    while let Some(rest) = body.strip_prefix("./") {
+        body = rest.to_owned();
+        anchored = true;
+    }
+    let dir_only = body.ends_with('/');
+    let body = body.trim_end_matches('/');
+    if body.is_empty() || body == "." {
+        return Err(refuse(
+            "this names the root itself, not a path in it; use '**' to protect everything",
+        ));
+    }
+    if body.split('/').any(|part| part == "..") {
+        return Err(refuse(
+            "patterns match paths inside a root, which never contain '..'; name the path inside the root",
+        ));
+    }
+    if body.contains('/') {
+        anchored = true;
+    }
+    let glob = if anchored {
+        body.to_owned()
     } else {
-        format!("**/{trimmed}")
+        format!("**/{body}")
     };
-    // A protected directory protects what is inside it too.
-    let pattern = format!("{{{anchored},{anchored}/**}}");
-    GlobBuilder::new(&pattern)
+    let glob = if dir_only {
+        format!("{glob}/**")
+    } else {
+        // A protected directory protects what is inside it too.
+        format!("{{{glob},{glob}/**}}")
+    };
+    GlobBuilder::new(&glob)
         .literal_separator(true)
         .build()
-        .map_err(|error| format!("invalid --protect glob {pattern:?}: {error}"))
+        .map_err(|error| refuse(&format!("not a valid glob ({})", error.kind())))
 }
 
 /// Where a write to `path` really lands: the realpath of the nearest existing

@@ -294,6 +294,8 @@ impl Session {
             queue: toolset.queue().clone(),
             updates: options.updates.clone(),
             ticket: Arc::new(Mutex::new(ticket)),
+            read_fs: toolset.inner.read_fs.clone(),
+            write_fs: toolset.inner.write_fs.clone(),
         };
         let hooks = &context.config.hooks;
         if hooks.is_empty() {

@@ -186,6 +186,8 @@ pub struct ToolContext {
     pub updates: Option<UpdateFn>,
     /// The call's place in arrival order, until its queue step takes it.
     pub(crate) ticket: Arc<std::sync::Mutex<Option<Ticket>>>,
+    pub(crate) read_fs: Arc<dyn pith_env::FileSystem>,
+    pub(crate) write_fs: Arc<dyn pith_env::FileSystem>,
 }
 
 impl ToolContext {
@@ -217,7 +219,10 @@ impl ToolContext {
     }
 
     /// Checks `path` (absolute) against the workspace roots and protected
-    /// paths, when they are configured.
+    /// paths, when they are configured (`.git/` is protected from writes
+    /// always). This check explains a refusal; the confined file-system views
+    /// ([`read_fs`](Self::read_fs), [`write_fs`](Self::write_fs)) enforce it
+    /// again at the moment of the I/O, by handle.
     pub async fn check_path(
         &self,
         path: &std::path::Path,
@@ -225,8 +230,62 @@ impl ToolContext {
     ) -> Result<(), ToolError> {
         match &self.config.workspace {
             Some(policy) => policy.check(self.env.fs.as_ref(), path, access).await,
+            None if access == Access::Write => {
+                // The write view refuses `.git/` on the resolved path in any
+                // case; this gives the clear message in the common case.
+                let real = crate::policy::real_target(self.env.fs.as_ref(), path).await;
+                match real
+                    .ok()
+                    .and_then(|real| crate::policy::git_reason(path, &real))
+                {
+                    Some(reason) => Err(ToolError::new(reason)),
+                    None => Ok(()),
+                }
+            }
             None => Ok(()),
         }
+    }
+
+    /// Resolves and checks the path grep or find searches. A special file is
+    /// refused at once (naming its kind); with contained reads the root is
+    /// resolved by handle beneath the roots and the search starts from that
+    /// real path.
+    pub(crate) async fn search_root(&self, raw: &str) -> Result<std::path::PathBuf, ToolError> {
+        let root = self.resolve_checked(raw, Access::Read).await?;
+        let fs = self.read_fs();
+        if let Ok(metadata) = fs.metadata(&root).await
+            && !metadata.is_file()
+            && !metadata.is_dir()
+            && let Err(error) = fs.read_range(&root, 0, 0).await
+        {
+            return Err(ToolError::new(crate::paths::describe_fs_error(&error)));
+        }
+        let contained = self
+            .config
+            .workspace
+            .as_ref()
+            .is_some_and(crate::WorkspacePolicy::contains_reads);
+        if !contained {
+            return Ok(root);
+        }
+        match fs.canonicalize(&root).await {
+            Ok(real) => Ok(real),
+            Err(error) if error.kind == pith_env::FsErrorKind::NotFound => Ok(root),
+            Err(error) => Err(ToolError::new(crate::paths::describe_fs_error(&error))),
+        }
+    }
+
+    /// The file-system view read, ls, grep and find use: confined beneath
+    /// the roots when reads are contained, the environment's otherwise.
+    pub fn read_fs(&self) -> &Arc<dyn pith_env::FileSystem> {
+        &self.read_fs
+    }
+
+    /// The file-system view write and edit use: confined beneath the roots
+    /// (or `/` without roots) with `.git/` and the protected globs refused on
+    /// the resolved path.
+    pub fn write_fs(&self) -> &Arc<dyn pith_env::FileSystem> {
+        &self.write_fs
     }
 
     /// Runs the before-hooks for a call of `tool`: the arguments to run

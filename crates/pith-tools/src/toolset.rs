@@ -4,7 +4,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use pith_env::{Env, SandboxPolicy};
+use pith_env::{Env, FileSystem, SandboxPolicy};
 
 use crate::tools::{self, BashConfig, ReadConfig};
 use crate::{
@@ -48,6 +48,10 @@ pub(crate) struct Inner {
     pub(crate) config: Arc<ToolConfig>,
     pub(crate) queue: Arc<MutationQueue>,
     pub(crate) tools: Vec<Arc<dyn Tool>>,
+    /// The file-system view read, ls (and the search roots) go through.
+    pub(crate) read_fs: Arc<dyn FileSystem>,
+    /// The file-system view write and edit go through.
+    pub(crate) write_fs: Arc<dyn FileSystem>,
 }
 
 /// The tools over one environment. Cheap to clone; clones share the mutation queue.
@@ -168,6 +172,26 @@ impl ToolSetBuilder {
         if let Some(names) = &self.names {
             all.retain(|tool| names.iter().any(|name| name == tool.definition().name));
         }
+        // The roots are opened once, here: every later file operation
+        // resolves beneath these handles (see `pith_env::FileSystem::confine`).
+        let fs = self.env.fs.clone();
+        let (read_fs, write_fs) = match &self.config.workspace {
+            Some(policy) => (
+                match policy.confinement(crate::Access::Read) {
+                    Some(confinement) => fs.clone().confine(confinement),
+                    None => fs.clone(),
+                },
+                match policy.confinement(crate::Access::Write) {
+                    Some(confinement) => fs.clone().confine(confinement),
+                    None => fs.clone(),
+                },
+            ),
+            None => (
+                fs.clone(),
+                fs.clone()
+                    .confine(crate::policy::unrooted_write_confinement()),
+            ),
+        };
         ToolSet {
             inner: Arc::new(Inner {
                 env: self.env,
@@ -175,6 +199,8 @@ impl ToolSetBuilder {
                 config: Arc::new(self.config),
                 queue: self.queue.unwrap_or_default(),
                 tools: all,
+                read_fs,
+                write_fs,
             }),
         }
     }

@@ -155,8 +155,10 @@ pub(crate) struct SafetyArgs {
     #[arg(long, value_name = "MODE", value_parser = parse_sandbox_mode)]
     pub(crate) sandbox: Option<SandboxMode>,
 
-    /// A glob (relative to a root) that write and edit may not change; repeatable. `.git/`
-    /// is always protected when containment is on. Example: --protect .env --protect 'secrets/**'
+    /// A gitignore-style glob (relative to a root) that write and edit may not change;
+    /// repeatable. A leading / anchors it to the root, a glob without / matches a name at any
+    /// depth, ** matches everything; a pattern that can never match is refused. `.git/` is
+    /// always protected, with or without --root. Example: --protect .env --protect '/secrets/**'
     #[arg(long = "protect", value_name = "GLOB")]
     pub(crate) protect: Vec<String>,
 

@@ -117,7 +117,7 @@ impl Workspace {
                     protected.join(", ")
                 )
             }
-            None => "workspace roots: none (the file tools may touch any path this user can; pass --root DIR to confine them)".to_owned(),
+            None => "workspace roots: none (the file tools may touch any path this user can, but write and edit never .git/; pass --root DIR to confine them)".to_owned(),
         });
         text
     }
@@ -208,6 +208,12 @@ enum Front {
 
 fn workspace(args: cli::WorkspaceArgs, front: Front) -> Result<Workspace, UsageError> {
     let cwd = working_directory(args.cwd.as_deref())?;
+    if front == Front::Mcp && args.cwd.is_none() && cwd == Path::new("/") {
+        // The MCP workspace is the cwd: `/` would contain nothing.
+        return Err(UsageError(
+            "pith mcp was started in / and would use the whole file system as its workspace; pass the project directory with --cwd DIR (in the client's server configuration: \"args\": [\"mcp\", \"--cwd\", \"/path/to/project\"])".to_owned(),
+        ));
+    }
     let safety = safety(&args.safety, &cwd, front)?;
     Ok(Workspace {
         cwd,

@@ -158,6 +158,26 @@ impl Server {
         }
     }
 
+    /// The responses to `ids`, whatever order they arrive in, in the order of `ids`.
+    pub(crate) fn responses(&mut self, ids: &[i64]) -> Vec<Value> {
+        let mut found = std::collections::HashMap::new();
+        let deadline = Instant::now() + PATIENCE;
+        while found.len() < ids.len() {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let message = match self.lines.recv_timeout(left) {
+                Ok(message) => message,
+                Err(error) => panic!("{} of {} responses: {error}", found.len(), ids.len()),
+            };
+            match message.get("id").and_then(Value::as_i64) {
+                Some(id) if message.get("method").is_none() && ids.contains(&id) => {
+                    found.insert(id, message);
+                }
+                _ => self.notifications.push(message),
+            }
+        }
+        ids.iter().map(|id| found.remove(id).unwrap()).collect()
+    }
+
     pub(crate) fn request(&mut self, id: i64, method: &str, params: Value) -> Value {
         self.send(id, method, params);
         self.response(&json!(id))

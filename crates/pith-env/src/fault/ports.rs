@@ -119,6 +119,13 @@ impl FileSystem for FaultyFs {
     fn home_dir(&self) -> Option<PathBuf> {
         self.inner.home_dir()
     }
+
+    fn confine(self: Arc<Self>, confinement: crate::Confinement) -> Arc<dyn FileSystem> {
+        Arc::new(FaultyFs {
+            inner: self.inner.clone().confine(confinement),
+            faults: self.faults.clone(),
+        })
+    }
 }
 
 /// A stream opened through a [`FaultyFs`]: each chunk read is an operation.

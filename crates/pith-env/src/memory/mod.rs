@@ -1,5 +1,6 @@
 //! [`MemoryEnv`]: an in-memory file system for the tools' unit tests.
 
+mod beneath;
 mod search;
 mod tree;
 
@@ -10,8 +11,8 @@ use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
 
 use crate::{
-    DirEntry, Exec, ExecError, ExecOutcome, ExecRequest, FileReader, FileSystem, FsError,
-    FsErrorKind, Metadata, OutputSink,
+    Confinement, DirEntry, Exec, ExecError, ExecOutcome, ExecRequest, FileReader, FileSystem,
+    FsError, FsErrorKind, Metadata, OutputSink,
 };
 
 use self::tree::{Follow, Tree};
@@ -209,6 +210,10 @@ impl FileSystem for MemoryEnv {
 
     fn home_dir(&self) -> Option<PathBuf> {
         Some(PathBuf::from("/home/user"))
+    }
+
+    fn confine(self: Arc<Self>, confinement: Confinement) -> Arc<dyn FileSystem> {
+        Arc::new(beneath::MemoryBeneath::new((*self).clone(), confinement))
     }
 }
 

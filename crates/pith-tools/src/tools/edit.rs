@@ -134,7 +134,7 @@ impl Tool for EditTool {
         if cancel.is_cancelled() {
             return ToolResult::error(run::ABORTED);
         }
-        let fs = context.env.fs.clone();
+        let fs = context.write_fs().clone();
         let job = run::EditJob {
             fs: Arc::clone(&fs),
             context: context.clone(),
@@ -146,7 +146,7 @@ impl Tool for EditTool {
         };
         match exclusive(
             &context.queue,
-            &fs,
+            &context.env.fs,
             &path,
             context.ticket(),
             &cancel,

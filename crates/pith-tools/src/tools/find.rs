@@ -9,7 +9,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::grep::{ABORTED, Notices, search_error};
 use super::{Describe, READ_ONLY, define};
-use crate::{Access, Tool, ToolContext, ToolDefinition, ToolError, ToolResult, parse_args};
+use crate::{Tool, ToolContext, ToolDefinition, ToolError, ToolResult, parse_args};
 
 /// Results returned when the model gives no limit.
 const DEFAULT_LIMIT: usize = 1000;
@@ -66,7 +66,7 @@ impl Tool for FindTool {
         };
         // The walk does not follow symlinks, so a contained root keeps the search inside.
         let path = args.path.as_deref().unwrap_or(".");
-        let root = match context.resolve_checked(path, Access::Read).await {
+        let root = match context.search_root(path).await {
             Ok(root) => root,
             Err(error) => return error.into(),
         };

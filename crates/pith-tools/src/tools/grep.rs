@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{Describe, READ_ONLY, define};
 use crate::paths::{describe_fs_error, not_found_message};
-use crate::{Access, Tool, ToolContext, ToolDefinition, ToolError, ToolResult, parse_args};
+use crate::{Tool, ToolContext, ToolDefinition, ToolError, ToolResult, parse_args};
 
 /// Matches returned when the model gives no limit.
 const DEFAULT_LIMIT: usize = 100;
@@ -80,7 +80,7 @@ impl Tool for GrepTool {
         };
         // The walk does not follow symlinks, so a contained root keeps the search inside.
         let path = args.path.as_deref().unwrap_or(".");
-        let root = match context.resolve_checked(path, Access::Read).await {
+        let root = match context.search_root(path).await {
             Ok(root) => root,
             Err(error) => return error.into(),
         };

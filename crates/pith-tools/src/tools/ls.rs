@@ -96,7 +96,7 @@ async fn list(
             .map_or(Ok(()), Err)
     };
     aborted()?;
-    let fs = &*context.env.fs;
+    let fs = &**context.read_fs();
     let dir = context
         .resolve_checked(args.path.as_deref().unwrap_or("."), Access::Read)
         .await?;

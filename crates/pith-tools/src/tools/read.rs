@@ -119,14 +119,14 @@ async fn read(
     if cancel.is_cancelled() {
         return Err(ToolError::new(ABORTED));
     }
-    let fs = &*context.env.fs;
+    let fs = &**context.read_fs();
     let path = resolve_read_path(&args.path, &context.cwd, fs).await?;
     context.check_path(&path, Access::Read).await?;
     // A read takes its turn in the file's queue like a write: it sees every write and
     // edit of the file that arrived before it, and none that arrived after.
     let _turn = context
         .queue
-        .lock_in_turn(fs, &path, context.ticket())
+        .lock_in_turn(&*context.env.fs, &path, context.ticket())
         .await
         .map_err(|error| ToolError::new(describe_fs_error(&error)))?;
     let metadata = match fs.metadata(&path).await {
@@ -146,9 +146,15 @@ async fn read(
         }
         FileKind::File => {}
         _ => {
+            // The port names the kind (FIFO, socket, device) without blocking.
+            let kind = match fs.read_range(&path, 0, 0).await {
+                Err(error) if error.kind == FsErrorKind::SpecialFile => error.detail,
+                _ => None,
+            };
             return Err(ToolError::new(format!(
-                "{} is not a regular file (a socket, FIFO or device); read only reads files.",
-                path.display()
+                "{} is not a regular file ({}); read only reads files.",
+                path.display(),
+                kind.as_deref().unwrap_or("a socket, FIFO or device")
             )));
         }
     }
@@ -206,7 +212,7 @@ async fn read_text(
         mut hasher,
         stamp,
     } = file;
-    let fs = &*context.env.fs;
+    let fs = &**context.read_fs();
     let window = text::Window {
         start: args.offset.unwrap_or(0).saturating_sub(1),
         limit: args.limit,
@@ -325,7 +331,7 @@ async fn read_image(
             format_size(MAX_IMAGE_FILE_BYTES)
         )));
     }
-    let fs = &*context.env.fs;
+    let fs = &**context.read_fs();
     let bytes = fs
         .read(path)
         .await

@@ -87,7 +87,7 @@ impl Tool for WriteTool {
         if cancel.is_cancelled() {
             return ToolResult::error(ABORTED);
         }
-        let fs = context.env.fs.clone();
+        let fs = context.write_fs().clone();
         let job = WriteJob {
             fs: fs.clone(),
             context: context.clone(),
@@ -98,7 +98,7 @@ impl Tool for WriteTool {
         };
         match exclusive(
             &context.queue,
-            &fs,
+            &context.env.fs,
             &path,
             context.ticket(),
             &cancel,
@@ -176,6 +176,15 @@ impl WriteJob {
                     "Cannot write {raw}: {} is a directory. Write to a file path inside it.",
                     path.display()
                 )));
+            }
+            Ok(metadata) if !metadata.is_file() => {
+                // A FIFO, socket or device: the read says which, at once.
+                if let Err(error) = fs.read_range(&path, 0, 0).await {
+                    return Err(ToolError::new(format!(
+                        "Cannot write {raw}: {}",
+                        describe_fs_error(&error)
+                    )));
+                }
             }
             Ok(metadata) => {
                 if policy == OverwritePolicy::RequireRead {

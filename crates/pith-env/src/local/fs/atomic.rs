@@ -77,7 +77,17 @@ pub(super) fn write_atomic_filled(path: &Path, fill: Fill<'_>) -> Result<(), FsE
         Ok(metadata) if metadata.is_dir() => {
             return Err(FsError::new(FsErrorKind::IsADirectory, path));
         }
-        Ok(metadata) => Some(metadata),
+        Ok(metadata) => {
+            // A FIFO, socket or device is not replaced by a regular file.
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::MetadataExt;
+                if let Some(kind) = super::beneath::special_kind(metadata.mode()) {
+                    return Err(FsError::new(FsErrorKind::SpecialFile, path).with_detail(kind));
+                }
+            }
+            Some(metadata)
+        }
         Err(e) if e.kind() == io::ErrorKind::NotFound => None,
         Err(e) => return Err(FsError::from_io(e, path)),
     };

@@ -7,6 +7,8 @@
 //! [`atomic`].
 
 mod atomic;
+#[cfg(unix)]
+mod beneath;
 mod splice;
 
 use std::fs::{self, File};
@@ -16,7 +18,10 @@ use std::path::{Path, PathBuf};
 use async_trait::async_trait;
 use tokio::io::AsyncReadExt;
 
-use crate::{DirEntry, FileKind, FileReader, FileSystem, FsError, FsErrorKind, LocalEnv, Metadata};
+use crate::{
+    Confinement, DirEntry, FileKind, FileReader, FileSystem, FsError, FsErrorKind, LocalEnv,
+    Metadata,
+};
 
 /// Runs a blocking file-system call on the blocking pool.
 async fn blocking<T, F>(path: &Path, work: F) -> Result<T, FsError>
@@ -58,10 +63,39 @@ fn convert(metadata: &fs::Metadata) -> Metadata {
     }
 }
 
-/// Opens `path` for reading, refusing directories (which `open(2)` accepts on Unix).
+/// Opens `path` for reading, refusing directories (which `open(2)` accepts on
+/// Unix) and special files. The open never blocks: `O_NONBLOCK` makes a FIFO
+/// open return at once, and the kind is checked on the opened handle.
 fn open_file(path: &Path) -> Result<File, FsError> {
-    let file = File::open(path).map_err(|e| FsError::from_io(e, path))?;
+    let mut options = fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
+    }
+    let file = match options.open(path) {
+        Ok(file) => file,
+        Err(error) => {
+            // open(2) of a socket fails with ENXIO: say what it is.
+            #[cfg(unix)]
+            if let Ok(metadata) = fs::metadata(path) {
+                use std::os::unix::fs::MetadataExt;
+                if let Some(kind) = beneath::special_kind(metadata.mode()) {
+                    return Err(FsError::new(FsErrorKind::SpecialFile, path).with_detail(kind));
+                }
+            }
+            return Err(FsError::from_io(error, path));
+        }
+    };
     let metadata = file.metadata().map_err(|e| FsError::from_io(e, path))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        if let Some(kind) = beneath::special_kind(metadata.mode()) {
+            return Err(FsError::new(FsErrorKind::SpecialFile, path).with_detail(kind));
+        }
+    }
     if metadata.is_dir() {
         return Err(FsError::new(FsErrorKind::IsADirectory, path));
     }
@@ -197,6 +231,33 @@ impl FileSystem for LocalEnv {
 
     fn home_dir(&self) -> Option<PathBuf> {
         std::env::var_os("HOME").map(PathBuf::from)
+    }
+
+    #[cfg(unix)]
+    fn confine(
+        self: std::sync::Arc<Self>,
+        confinement: Confinement,
+    ) -> std::sync::Arc<dyn FileSystem> {
+        std::sync::Arc::new(beneath::LocalBeneath::new(
+            confinement,
+            self.home_dir(),
+            false,
+        ))
+    }
+}
+
+impl LocalEnv {
+    /// [`FileSystem::confine`] without the `openat2` fast path: every
+    /// resolution is the component walk (what kernels before 5.6 get). For
+    /// tests of the walk.
+    #[cfg(unix)]
+    #[doc(hidden)]
+    pub fn confine_by_walk(&self, confinement: Confinement) -> std::sync::Arc<dyn FileSystem> {
+        std::sync::Arc::new(beneath::LocalBeneath::new(
+            confinement,
+            self.home_dir(),
+            true,
+        ))
     }
 }
 

@@ -28,7 +28,12 @@ pub(super) fn write_spliced_blocking(path: &Path, splices: &[Splice]) -> Result<
 }
 
 /// Writes the old bytes of `source` with the splices applied to `out`.
-fn copy_spliced(source: &File, len: u64, splices: &[Splice], out: &mut File) -> io::Result<()> {
+pub(super) fn copy_spliced(
+    source: &File,
+    len: u64,
+    splices: &[Splice],
+    out: &mut File,
+) -> io::Result<()> {
     let mut at = 0;
     for splice in splices {
         copy_range(source, at..splice.range.start, out)?;

@@ -60,7 +60,7 @@ use grep::searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkConte
 use super::glob::PathGlob;
 use super::walk::{OrderedWalk, Select};
 use super::{RootKind, Stop, relative_display, root_kind};
-use crate::{FsError, GrepLine, GrepOutput, GrepRequest, SearchError};
+use crate::{GrepLine, GrepOutput, GrepRequest, SearchError};
 
 /// How many files per worker may be searched ahead of the ordered output.
 const WINDOW_PER_THREAD: usize = 64;
@@ -187,8 +187,7 @@ fn search_single_file(
     limit: usize,
     cancel: &Stop,
 ) -> Result<GrepOutput, SearchError> {
-    let file = File::open(&request.root)
-        .map_err(|error| SearchError::Fs(FsError::from_io(error, &request.root)))?;
+    let file = super::open_regular(&request.root).map_err(SearchError::Fs)?;
     let mut searcher = build_searcher(request.context, limit, GrepRequest::MAX_LINE_BYTES);
     let stop = || cancel.is_set();
     let outcome = search_file(&mut searcher, matcher, &file, &stop);
@@ -466,9 +465,10 @@ impl Engine<'_> {
         let matcher = self.matcher.clone();
         let mut searched: Option<Found> = None;
         while let Some((index, path)) = self.hand_in_and_claim(searched.take()) {
-            let outcome = match File::open(&path) {
+            let outcome = match super::open_regular(&path) {
                 Ok(file) => self.search(index, &file, &mut searcher, &matcher),
-                // Unreadable files are skipped, as ripgrep does (it warns).
+                // Unreadable files are skipped, as ripgrep does (it warns), and
+                // so is a special file swapped in since the walk listed it.
                 Err(_) => FileOutcome::default(),
             };
             searched = Some((index, path, outcome));

@@ -130,6 +130,57 @@ fn root_kind(root: &Path) -> Result<RootKind, SearchError> {
     }
 }
 
+/// Opens a file to search without ever blocking: `O_NONBLOCK` makes opening a
+/// FIFO return at once, and anything but a regular file (checked on the
+/// opened handle) is refused with [`FsErrorKind::SpecialFile`](crate::FsErrorKind).
+pub(super) fn open_regular(path: &Path) -> Result<std::fs::File, FsError> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
+    }
+    let special = |metadata: &std::fs::Metadata| {
+        let kind = metadata.file_type();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::FileTypeExt;
+            if kind.is_fifo() {
+                return Some("FIFO (named pipe)");
+            }
+            if kind.is_socket() {
+                return Some("socket");
+            }
+            if kind.is_char_device() {
+                return Some("character device");
+            }
+            if kind.is_block_device() {
+                return Some("block device");
+            }
+        }
+        (!kind.is_file() && !kind.is_dir()).then_some("special file")
+    };
+    let refuse = |kind: &str| FsError::new(crate::FsErrorKind::SpecialFile, path).with_detail(kind);
+    let file = match options.open(path) {
+        Ok(file) => file,
+        Err(error) => {
+            // open(2) of a socket fails (ENXIO): say what it is.
+            if let Some(kind) = std::fs::metadata(path).ok().as_ref().and_then(special) {
+                return Err(refuse(kind));
+            }
+            return Err(FsError::from_io(error, path));
+        }
+    };
+    let metadata = file
+        .metadata()
+        .map_err(|error| FsError::from_io(error, path))?;
+    match special(&metadata) {
+        Some(kind) => Err(refuse(kind)),
+        None => Ok(file),
+    }
+}
+
 /// Worker threads for a search: one per core, at most 12 (ripgrep's cap).
 fn thread_count() -> usize {
     std::thread::available_parallelism()
