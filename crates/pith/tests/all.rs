@@ -5,7 +5,6 @@
     reason = "integration tests: a panic is a failed test"
 )]
 
-mod bash;
 mod cli;
 mod file_tools;
 mod file_tools_stress;
@@ -13,5 +12,6 @@ mod mcp;
 mod promises;
 mod reliability;
 mod safety;
+#[allow(dead_code, reason = "huge_files uses the rest of the shared helpers")]
 mod support;
 mod watchdog;
