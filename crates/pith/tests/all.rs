@@ -5,7 +5,6 @@
     reason = "integration tests: a panic is a failed test"
 )]
 
-mod bash;
 mod bash_files;
 mod bounds;
 mod cli;
@@ -19,5 +18,6 @@ mod reliability;
 mod safety;
 mod sandbox_escapes;
 mod special_files;
+#[allow(dead_code, reason = "huge_files uses the rest of the shared helpers")]
 mod support;
 mod watchdog;

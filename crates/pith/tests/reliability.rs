@@ -21,7 +21,7 @@ use tempfile::TempDir;
 const PITH: &str = env!("CARGO_BIN_EXE_pith");
 
 /// Long enough for any answer on a loaded machine; only reached when something hangs.
-const PATIENCE: Duration = Duration::from_secs(30);
+const PATIENCE: Duration = Duration::from_secs(60);
 
 /// The bound on returning after a timeout or cancel, on top of the 1 s: generous for a
 /// loaded two-core CI machine, and still far from the 100+ s the shapes would run.
