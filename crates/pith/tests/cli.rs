@@ -353,3 +353,114 @@ fn batch_is_one_session_that_refuses_to_overwrite_unread_files() {
 fn read(dir: &Path, name: &str) -> String {
     std::fs::read_to_string(dir.join(name)).unwrap()
 }
+
+/// The text of a `pith call --json` result.
+fn text_of(value: &Value) -> String {
+    value["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+#[test]
+fn an_unknown_argument_is_an_error_with_a_did_you_mean() {
+    let dir = workspace();
+    let (value, code) = call_json(
+        &dir,
+        "grep",
+        &json!({"pattern": "HELLO", "ignorecase": true}),
+    );
+    assert_eq!(code, Some(1));
+    let text = text_of(&value);
+    assert!(
+        text.contains("unknown field ignorecase (did you mean ignoreCase?)"),
+        "{text}"
+    );
+    let (value, _) = call_json(&dir, "ls", &json!({"path": ".", "qqqqqq": 1}));
+    let text = text_of(&value);
+    assert!(text.contains("unknown field qqqqqq"), "{text}");
+    assert!(!text.contains("did you mean"), "{text}");
+}
+
+#[test]
+fn other_agents_argument_spellings_are_accepted() {
+    let dir = workspace();
+    let (value, code) = call_json(
+        &dir,
+        "grep",
+        &json!({"pattern": "HELLO", "ignore_case": true}),
+    );
+    assert_eq!(code, Some(0), "{value}");
+    assert!(text_of(&value).contains("hello.txt:1: hello"), "{value}");
+    let (value, code) = call_json(&dir, "read", &json!({"file_path": "hello.txt"}));
+    assert_eq!(
+        (code, text_of(&value)),
+        (Some(0), "hello\nworld\n".to_owned())
+    );
+    let (value, code) = call_json(&dir, "read", &json!({"filePath": "hello.txt"}));
+    assert_eq!(
+        (code, text_of(&value)),
+        (Some(0), "hello\nworld\n".to_owned())
+    );
+    let (value, code) = call_json(
+        &dir,
+        "edit",
+        &json!({"file_path": "hello.txt", "edits": [{"old_string": "world", "new_string": "there"}]}),
+    );
+    assert_eq!(code, Some(0), "{value}");
+    let content = std::fs::read_to_string(dir.path().join("hello.txt")).unwrap();
+    assert_eq!(content, "hello\nthere\n");
+}
+
+#[test]
+fn edit_replace_all_replaces_every_exact_occurrence_and_says_how_many() {
+    let dir = workspace();
+    std::fs::write(dir.path().join("a.txt"), "x = 1\ny = x\nz = x + x\n").unwrap();
+    let (value, code) = call_json(
+        &dir,
+        "edit",
+        &json!({"path": "a.txt", "edits": [{"oldText": "x", "newText": "w", "replace_all": true}]}),
+    );
+    assert_eq!(code, Some(0), "{value}");
+    let text = text_of(&value);
+    assert!(text.contains("edits[0] replaced 4 occurrences"), "{text}");
+    let content = std::fs::read_to_string(dir.path().join("a.txt")).unwrap();
+    assert_eq!(content, "w = 1\ny = w\nz = w + w\n");
+    // Without replaceAll the same oldText is ambiguous.
+    let (value, code) = call_json(
+        &dir,
+        "edit",
+        &json!({"path": "a.txt", "edits": [{"oldText": "w", "newText": "v"}]}),
+    );
+    assert_eq!(code, Some(1), "{value}");
+}
+
+#[test]
+fn bash_timeout_of_zero_or_below_is_rejected() {
+    let dir = workspace();
+    for timeout in [json!(0), json!(-2)] {
+        let (value, code) = call_json(
+            &dir,
+            "bash",
+            &json!({"command": "echo ran", "timeout": timeout}),
+        );
+        assert_eq!(code, Some(1));
+        assert_eq!(
+            text_of(&value),
+            "timeout must be greater than 0 seconds (omit it for no timeout)"
+        );
+    }
+    let output = pith(&["tools", "--json"], "");
+    let tools: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    let bash = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|tool| tool["name"] == "bash")
+        .unwrap();
+    let schema = &bash["inputSchema"];
+    assert_eq!(
+        schema["properties"]["timeout"]["exclusiveMinimum"], 0,
+        "{schema}"
+    );
+}

@@ -99,7 +99,8 @@ impl fmt::Debug for BashConfig {
 pub(crate) struct BashArgs {
     /// Bash command to execute
     command: String,
-    /// Timeout in seconds (optional, no default timeout)
+    /// Timeout in seconds, greater than 0 (optional, no default timeout)
+    #[schemars(extend("exclusiveMinimum" = 0))]
     timeout: Option<f64>,
 }
 
@@ -138,6 +139,9 @@ impl Tool for BashTool {
         context: &ToolContext,
         cancel: CancellationToken,
     ) -> ToolResult {
+        if let Some(message) = shell::nonpositive_timeout(&args) {
+            return ToolResult::error(message);
+        }
         let args: BashArgs = match parse_args("bash", &self.definition.input_schema, args) {
             Ok(args) => args,
             Err(error) => return ToolError::from(error).into(),

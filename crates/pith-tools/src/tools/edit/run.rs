@@ -4,7 +4,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use pith_env::{FileKind, FileSystem, FsError, FsErrorKind};
-use pith_text::{Edit, EditMatch, MatchTier, apply_edits, display_diff, unified_patch};
+use pith_text::{
+    Edit, EditMatch, MatchTier, apply_edits_replacing_all, display_diff, unified_patch,
+};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
@@ -29,6 +31,8 @@ pub(super) struct EditJob {
     /// The path as the model sent it (used in every message).
     pub(super) raw_path: String,
     pub(super) edits: Vec<Edit>,
+    /// Per edit: replace every exact occurrence.
+    pub(super) replace_all: Vec<bool>,
 }
 
 impl EditJob {
@@ -45,7 +49,7 @@ impl EditJob {
                 return Err(ToolContext::moved_by_hook("edit"));
             }
             self.raw_path = args.path;
-            self.edits = super::edits_of(args.edits);
+            (self.edits, self.replace_all) = super::edits_of(args.edits);
         }
         let fs = &*self.fs;
         let raw = self.raw_path.as_str();
@@ -64,7 +68,7 @@ impl EditJob {
             ))
         })?;
         aborted()?;
-        let outcome = apply_edits(original, &self.edits)
+        let outcome = apply_edits_replacing_all(original, &self.edits, &self.replace_all)
             .map_err(|error| ToolError::new(error.render(raw, self.edits.len())))?;
         // Last check: once the atomic write starts it completes.
         aborted()?;
@@ -84,8 +88,12 @@ impl EditJob {
         );
         let mut text = format!(
             "Successfully replaced {} block(s) in {raw}.",
-            self.edits.len()
+            outcome.matches.len()
         );
+        if let Some(note) = replace_all_note(&outcome.matches, &self.replace_all) {
+            text.push('\n');
+            text.push_str(&note);
+        }
         if let Some(note) = fuzzy_note(&outcome.matches) {
             text.push('\n');
             text.push_str(&note);
@@ -142,6 +150,25 @@ impl EditJob {
         };
         ToolError::new(format!("Could not edit file: {}. {reason}", self.raw_path))
     }
+}
+
+/// One line saying how many occurrences each replaceAll edit replaced.
+fn replace_all_note(matches: &[EditMatch], replace_all: &[bool]) -> Option<String> {
+    let parts: Vec<String> = replace_all
+        .iter()
+        .enumerate()
+        .filter(|(_, all)| **all)
+        .map(|(index, _)| {
+            let count = matches.iter().filter(|m| m.index == index).count();
+            let noun = if count == 1 {
+                "occurrence"
+            } else {
+                "occurrences"
+            };
+            format!("edits[{index}] replaced {count} {noun}")
+        })
+        .collect();
+    (!parts.is_empty()).then(|| format!("replaceAll: {}.", parts.join("; ")))
 }
 
 /// One line naming the edits that matched only after normalisation.
