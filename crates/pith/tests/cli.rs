@@ -464,3 +464,158 @@ fn bash_timeout_of_zero_or_below_is_rejected() {
         "{schema}"
     );
 }
+
+#[test]
+fn grep_stopped_by_its_output_cap_says_so_and_where() {
+    let dir = workspace();
+    // 400 matching lines of about 300 bytes: the 50 KB cap comes before limit 1000.
+    let body: String = (1..=400)
+        .map(|n| format!("needle {n} {}\n", "x".repeat(290)))
+        .collect();
+    std::fs::write(dir.path().join("defs.rs"), body).unwrap();
+    let (value, code) = call_json(&dir, "grep", &json!({"pattern": "needle", "limit": 1000}));
+    assert_eq!(code, Some(0));
+    let text = text_of(&value);
+    let notice = text.lines().last().unwrap();
+    let shown = text.lines().filter(|l| l.starts_with("defs.rs:")).count();
+    let last = text.lines().rfind(|l| l.starts_with("defs.rs:")).unwrap();
+    let line = last.split(':').nth(1).unwrap();
+    assert_eq!(
+        notice,
+        format!(
+            "[Showing {shown} matches, output limit 50.0KB reached at defs.rs:{line}; narrow with path or glob]"
+        )
+    );
+    assert!(!text.contains("Use limit="), "{text}");
+    assert_eq!(value["details"]["truncation"]["truncated"], true);
+}
+
+#[test]
+fn grep_points_at_bash_for_lines_longer_than_it_keeps() {
+    let dir = workspace();
+    std::fs::create_dir(dir.path().join("src")).unwrap();
+    std::fs::write(
+        dir.path().join("src/min.js"),
+        format!("short\nneedle {}\n", "y".repeat(100_000)),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("src/mid.js"),
+        format!("needle {}\n", "z".repeat(600)),
+    )
+    .unwrap();
+    let (value, _) = call_json(&dir, "grep", &json!({"pattern": "needle", "path": "src"}));
+    let text = text_of(&value);
+    assert!(
+        text.contains("See a long line with bash, e.g. sed -n '2p' src/min.js | cut -c1-2000"),
+        "{text}"
+    );
+    assert!(!text.contains("Use read tool"), "{text}");
+    let (value, _) = call_json(
+        &dir,
+        "grep",
+        &json!({"pattern": "needle", "glob": "mid.js"}),
+    );
+    let text = text_of(&value);
+    assert!(text.contains("Use read tool to see full lines"), "{text}");
+}
+
+#[test]
+fn an_empty_file_reads_as_empty_file() {
+    let dir = workspace();
+    std::fs::write(dir.path().join("empty.txt"), "").unwrap();
+    let (value, code) = call_json(&dir, "read", &json!({"path": "empty.txt"}));
+    assert_eq!(code, Some(0));
+    assert_eq!(text_of(&value), "(empty file)");
+    assert!(value["details"].is_null(), "{value}");
+}
+
+#[test]
+fn missing_paths_suggest_close_names_and_the_same_name_elsewhere() {
+    let dir = workspace();
+    std::fs::create_dir_all(dir.path().join("src/parser")).unwrap();
+    std::fs::write(dir.path().join("src/config.rs"), "").unwrap();
+    std::fs::write(dir.path().join("lexer.rs"), "").unwrap();
+    // A dropped `src/`: the file's name exists under the working directory.
+    let (value, code) = call_json(&dir, "read", &json!({"path": "config.rs"}));
+    assert_eq!(code, Some(1));
+    let text = text_of(&value);
+    assert!(text.ends_with("Did you mean src/config.rs?"), "{text}");
+    // Only close names are suggested.
+    let (value, _) = call_json(&dir, "read", &json!({"path": "parser.rs"}));
+    let text = text_of(&value);
+    assert!(!text.contains("lexer"), "{text}");
+    assert!(!text.contains("Did you mean"), "{text}");
+    let (value, _) = call_json(&dir, "read", &json!({"path": "lexr.rs"}));
+    assert!(text_of(&value).contains("Similar names in"), "{value}");
+    // ls suggests too.
+    let (value, code) = call_json(&dir, "ls", &json!({"path": "src/parsr"}));
+    assert_eq!(code, Some(1));
+    let text = text_of(&value);
+    assert!(
+        text.contains("Similar names in") && text.contains("parser"),
+        "{text}"
+    );
+}
+
+#[test]
+fn find_patterns_with_a_slash_are_relative_to_the_search_directory() {
+    let dir = workspace();
+    for file in ["src/a.ts", "pkg/src/b.ts", "pkg/c.ts"] {
+        let path = dir.path().join(file);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, "needle\n").unwrap();
+    }
+    let find = |args: Value| {
+        let (value, code) = call_json(&dir, "find", &args);
+        assert_eq!(code, Some(0), "{value}");
+        let mut rows: Vec<String> = text_of(&value).lines().map(str::to_owned).collect();
+        rows.sort();
+        rows
+    };
+    assert_eq!(find(json!({"pattern": "src/*.ts"})), ["src/a.ts"]);
+    assert_eq!(find(json!({"pattern": "./src/*.ts"})), ["src/a.ts"]);
+    assert_eq!(
+        find(json!({"pattern": "**/src/*.ts"})),
+        ["pkg/src/b.ts", "src/a.ts"]
+    );
+    assert_eq!(
+        find(json!({"pattern": "*.ts"})),
+        ["pkg/c.ts", "pkg/src/b.ts", "src/a.ts"]
+    );
+    assert_eq!(
+        find(json!({"pattern": "src/*.ts", "path": "pkg"})),
+        ["src/b.ts"]
+    );
+    // grep's glob is relative to its path the same way.
+    let grep = |args: Value| {
+        let (value, _) = call_json(&dir, "grep", &args);
+        text_of(&value)
+    };
+    assert_eq!(
+        grep(json!({"pattern": "needle", "glob": "src/*.ts"})),
+        "src/a.ts:1: needle"
+    );
+    assert_eq!(
+        grep(json!({"pattern": "needle", "glob": "./src/*.ts", "path": "pkg"})),
+        "src/b.ts:1: needle"
+    );
+}
+
+#[test]
+fn a_command_killed_by_a_signal_is_an_error_with_exit_code_128_plus_n() {
+    let dir = workspace();
+    let (value, code) = call_json(&dir, "bash", &json!({"command": "kill -9 $$"}));
+    assert_eq!(code, Some(1));
+    assert_eq!(value["isError"], true);
+    assert!(
+        text_of(&value).ends_with("Command exited with code 137"),
+        "{value}"
+    );
+    assert_eq!(value["details"]["exitCode"], 137);
+    let (value, code) = call_json(&dir, "bash", &json!({"command": "exit 3"}));
+    assert_eq!(
+        (code, value["details"]["exitCode"].clone()),
+        (Some(1), json!(3))
+    );
+}

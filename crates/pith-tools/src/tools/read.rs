@@ -21,7 +21,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::{Describe, READ_ONLY, define};
-use crate::paths::{describe_fs_error, not_found_message};
+use crate::paths::{describe_fs_error, not_found_hint};
 use crate::session::{ContentHasher, Fingerprint};
 use crate::{
     Access, Content, Tool, ToolContext, ToolDefinition, ToolError, ToolResult, parse_args,
@@ -129,7 +129,7 @@ async fn read(
         Ok(metadata) => metadata,
         Err(error) if error.kind == FsErrorKind::NotFound => {
             let lead = format!("File not found: {}", path.display());
-            return Err(ToolError::new(not_found_message(fs, lead, &path).await));
+            return Err(ToolError::new(not_found_hint(context, lead, &path).await));
         }
         Err(error) => return Err(ToolError::new(describe_fs_error(&error))),
     };

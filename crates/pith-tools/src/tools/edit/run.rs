@@ -10,7 +10,7 @@ use pith_text::{
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use crate::paths::{describe_fs_error, not_found_message};
+use crate::paths::{describe_fs_error, not_found_hint};
 use serde_json::Value;
 
 use crate::{ToolContext, ToolError, ToolResult};
@@ -110,7 +110,7 @@ impl EditJob {
     async fn read(&self, fs: &dyn FileSystem) -> Result<Vec<u8>, ToolError> {
         let metadata = match fs.metadata(&self.path).await {
             Ok(metadata) => metadata,
-            Err(error) => return Err(self.missing_or_failure(fs, &error).await),
+            Err(error) => return Err(self.missing_or_failure(&error).await),
         };
         match metadata.kind {
             FileKind::File => {}
@@ -129,14 +129,14 @@ impl EditJob {
         }
         match fs.read(&self.path).await {
             Ok(bytes) => Ok(bytes),
-            Err(error) => Err(self.missing_or_failure(fs, &error).await),
+            Err(error) => Err(self.missing_or_failure(&error).await),
         }
     }
 
-    async fn missing_or_failure(&self, fs: &dyn FileSystem, error: &FsError) -> ToolError {
+    async fn missing_or_failure(&self, error: &FsError) -> ToolError {
         if error.kind == FsErrorKind::NotFound {
             let lead = format!("Could not edit file: {}. File not found.", self.raw_path);
-            ToolError::new(not_found_message(fs, lead, &self.path).await)
+            ToolError::new(not_found_hint(&self.context, lead, &self.path).await)
         } else {
             self.failure(error)
         }

@@ -313,6 +313,9 @@ pub(super) fn render(
                 scan.total_lines - after,
                 after + 1
             )
+        } else if scan.total_lines == 0 {
+            // An empty string would look like a failed call.
+            "(empty file)".to_owned()
         } else if scan.ends_with_newline && scan.kept_lines > 0 {
             format!("{}\n", scan.text)
         } else {
