@@ -123,6 +123,8 @@ struct SessionInner {
     seen: Mutex<HashMap<PathBuf, Fingerprint>>,
     /// A random id (16 hex digits), given to commands as `PITH_SESSION_ID`.
     id: String,
+    /// The full-output files this session's commands created.
+    outputs: Mutex<std::collections::HashSet<PathBuf>>,
 }
 
 /// One conversation (a batch, an MCP connection, an agent session). Cheap to clone.
@@ -138,6 +140,7 @@ impl Session {
                 toolset,
                 seen: Mutex::new(HashMap::new()),
                 id: new_session_id(),
+                outputs: Mutex::new(std::collections::HashSet::new()),
             }),
         }
     }
@@ -177,6 +180,25 @@ impl Session {
             Fingerprint::of(bytes)
         };
         self.record_seen(fs, path, fingerprint).await;
+    }
+
+    /// Records a full-output file one of this session's commands created.
+    pub(crate) fn record_output(&self, path: PathBuf) {
+        self.inner
+            .outputs
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(path);
+    }
+
+    /// Whether `path` is a full-output file this session's commands created
+    /// (it may read those back even when reads are contained).
+    pub fn created_output(&self, path: &Path) -> bool {
+        self.inner
+            .outputs
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .contains(path)
     }
 
     /// What this session last saw at the real path `real`, if anything.

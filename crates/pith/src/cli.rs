@@ -245,8 +245,10 @@ impl LogLevel {
         match self {
             LogLevel::Off => "off",
             LogLevel::Error => "error",
-            LogLevel::Warn => "warn",
-            LogLevel::Info => "info",
+            // rmcp warns about every error it answers (an unknown method, bad params):
+            // those are the client's mistakes, logged by pith at debug.
+            LogLevel::Warn => "warn,rmcp::service=error",
+            LogLevel::Info => "info,rmcp::service=error",
             LogLevel::Debug => "debug",
             LogLevel::Trace => "trace",
         }

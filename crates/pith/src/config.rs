@@ -51,6 +51,8 @@ pub(crate) enum Command {
 pub(crate) struct Workspace {
     /// The canonical working directory.
     pub(crate) cwd: PathBuf,
+    /// It was given with `--cwd` (for `pith mcp`, it then wins over the client's roots).
+    pub(crate) cwd_given: bool,
     /// The selected tools, in the canonical order.
     pub(crate) tools: Vec<&'static str>,
     /// Roots, protected paths and the sandbox.
@@ -201,6 +203,7 @@ fn workspace(args: cli::WorkspaceArgs, front: Front) -> Result<Workspace, UsageE
     let safety = safety(&args.safety, &cwd, front)?;
     Ok(Workspace {
         cwd,
+        cwd_given: args.cwd.is_some(),
         tools: selection(args.selection.tools.as_deref())?,
         safety,
     })

@@ -87,6 +87,7 @@ mod tests {
             ],
             details: None,
             is_error: false,
+            structured: None,
         };
         assert_eq!(
             text(&result),

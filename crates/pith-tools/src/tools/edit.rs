@@ -70,6 +70,7 @@ impl EditTool {
                     read_only: false,
                     destructive: true,
                     idempotent: false,
+                    open_world: false,
                 },
             }),
         }

@@ -79,7 +79,15 @@ impl Tool for FindTool {
             limit,
         };
         match context.env.search.find(request, cancel).await {
-            Ok(output) => render(&output, limit),
+            Ok(output) => {
+                let result = render(&output, limit);
+                let structured = json!({
+                    "count": output.entries.len(),
+                    "limitReached": output.limit_reached,
+                    "truncated": super::grep::cut(&result),
+                });
+                result.with_structured(structured)
+            }
             Err(SearchError::Fs(error)) if error.kind == FsErrorKind::NotADirectory => {
                 ToolResult::error(format!(
                     "Not a directory: {}. find searches a directory; use read for a file.",

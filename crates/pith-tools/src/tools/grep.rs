@@ -104,10 +104,30 @@ impl Tool for GrepTool {
             _ => Base::Cwd,
         };
         match context.env.search.grep(request, cancel).await {
-            Ok(output) => render(&output, limit, &base),
+            Ok(output) => {
+                let result = render(&output, limit, &base);
+                let files: std::collections::HashSet<&str> =
+                    output.lines.iter().map(|line| line.path.as_str()).collect();
+                let structured = json!({
+                    "matches": output.match_count,
+                    "files": files.len(),
+                    "limitReached": output.limit_reached,
+                    "truncated": cut(&result),
+                });
+                result.with_structured(structured)
+            }
             Err(error) => search_error(error, context).await.into(),
         }
     }
+}
+
+/// Whether a search result was cut (by its limit or the output cap).
+pub(super) fn cut(result: &ToolResult) -> bool {
+    result.details.as_ref().is_some_and(|details| {
+        ["truncation", "matchLimitReached", "resultLimitReached"]
+            .iter()
+            .any(|key| details.get(key).is_some())
+    })
 }
 
 /// The model's text for a cancelled call.

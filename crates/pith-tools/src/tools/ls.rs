@@ -149,8 +149,9 @@ async fn list(
             name.clone()
         });
     }
+    let structured = |truncated: bool| json!({"count": lines.len(), "limitReached": limit_reached, "truncated": truncated});
     if lines.is_empty() && !limit_reached {
-        return Ok(ToolResult::text("(empty directory)"));
+        return Ok(ToolResult::text("(empty directory)").with_structured(structured(false)));
     }
     let limits = TruncationLimits {
         max_lines: usize::MAX,
@@ -181,7 +182,8 @@ async fn list(
     if !notices.is_empty() {
         text.push_str(&format!("\n\n[{}]", notices.join(". ")));
     }
-    let result = ToolResult::text(text);
+    let result =
+        ToolResult::text(text).with_structured(structured(limit_reached || truncation.truncated));
     Ok(if details.is_empty() {
         result
     } else {

@@ -172,6 +172,11 @@ async fn read(
     read_text(args, text, body, context, cancel).await
 }
 
+/// The attached image's type (it may have been converted), else the file's.
+fn mime_type_of(details: &Value, file_type: &str) -> String {
+    details["mimeType"].as_str().unwrap_or(file_type).to_owned()
+}
+
 fn binary_file(raw_path: &str, len: u64) -> ToolError {
     ToolError::new(format!(
         "{raw_path} is a binary file ({}); read cannot show it. Inspect it with bash, e.g. xxd {} | head.",
@@ -222,7 +227,7 @@ async fn read_text(
         raw_path: &args.path,
     };
     let (text, details) = text::render(&scan, &window, &request);
-    let result = ToolResult::text(text);
+    let result = ToolResult::text(text).with_structured(text::structured(&scan, &window, path));
     Ok(match details {
         Some(details) => result.with_details(details),
         None => result,
@@ -330,10 +335,15 @@ async fn read_image(
         details["width"] = json!(width);
         details["height"] = json!(height);
     }
+    let structured = json!({
+        "path": path.display().to_string(),
+        "mimeType": mime_type_of(&details, kind.mime()),
+    });
     Ok(ToolResult {
         content,
         details: Some(details),
         is_error: false,
+        structured: Some(structured),
     })
 }
 

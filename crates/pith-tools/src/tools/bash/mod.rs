@@ -121,6 +121,7 @@ impl BashTool {
                     read_only: false,
                     destructive: true,
                     idempotent: false,
+                    open_world: true,
                 },
             }),
         }
@@ -173,7 +174,15 @@ impl Tool for BashTool {
         request.sandbox = context.config.sandbox.clone();
         let (outcome, snapshot) = run(context, request, cancel).await;
         match outcome {
-            Ok(outcome) => finish(outcome, &snapshot, args.timeout),
+            Ok(outcome) => {
+                if let Some(path) = &snapshot.full_output_path {
+                    context.session.record_output(path.clone());
+                }
+                let structured = structured(&outcome, &snapshot);
+                let mut result = finish(outcome, &snapshot, args.timeout);
+                result.structured = Some(structured);
+                result
+            }
             Err(error) => ToolResult::error(exec_error_message(&error)),
         }
     }
@@ -323,6 +332,21 @@ fn finish(outcome: ExecOutcome, snapshot: &Snapshot, timeout: Option<f64>) -> To
             .with_details(details)
             .into(),
     }
+}
+
+/// The structured result: exit code, how it ended, whether the output was cut and where
+/// the full output is.
+fn structured(outcome: &ExecOutcome, snapshot: &Snapshot) -> Value {
+    let mut structured = json!({
+        "exitCode": outcome.status.code(),
+        "timedOut": outcome.termination == Termination::TimedOut,
+        "cancelled": outcome.termination == Termination::Cancelled,
+        "truncated": snapshot.is_cut(),
+    });
+    if let Some(path) = &snapshot.full_output_path {
+        structured["fullOutputPath"] = json!(path.display().to_string());
+    }
+    structured
 }
 
 /// `truncation`, `fullOutputPath` and `linesTruncated` when the output was cut, and `exitCode`.

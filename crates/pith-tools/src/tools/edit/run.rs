@@ -98,12 +98,20 @@ impl EditJob {
             text.push('\n');
             text.push_str(&note);
         }
-        Ok(ToolResult::text(text).with_details(json!({
-            "diff": diff.diff,
-            "patch": patch,
-            "firstChangedLine": diff.first_changed_line,
+        let structured = json!({
+            "path": raw,
+            "replaced": outcome.matches.len(),
             "matches": outcome.matches,
-        })))
+            "firstChangedLine": diff.first_changed_line,
+        });
+        Ok(ToolResult::text(text)
+            .with_structured(structured)
+            .with_details(json!({
+                "diff": diff.diff,
+                "patch": patch,
+                "firstChangedLine": diff.first_changed_line,
+                "matches": outcome.matches,
+            })))
     }
 
     /// Reads the file, refusing anything but a regular file (a FIFO would block).

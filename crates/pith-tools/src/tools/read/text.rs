@@ -332,6 +332,19 @@ pub(super) fn render(
     (text, details)
 }
 
+/// The structured result: the path, the lines shown, the file's line count and encoding.
+pub(super) fn structured(scan: &Scan, window: &Window, path: &std::path::Path) -> Value {
+    let start = window.start;
+    json!({
+        "path": path.display().to_string(),
+        "startLine": start + 1,
+        "endLine": start + scan.kept_lines,
+        "totalLines": scan.total_lines,
+        "encoding": if scan.lossy { "utf-8-lossy" } else { "utf-8" },
+        "truncated": scan.truncated_by.is_some(),
+    })
+}
+
 /// The offset error, when the window starts past the end of the file.
 pub(super) fn offset_error(scan: &Scan, window: &Window, offset: Option<u64>) -> Option<String> {
     (window.start > 0 && window.start >= scan.total_lines).then(|| {
