@@ -169,15 +169,14 @@ fn usage_errors_exit_two() {
 }
 
 #[test]
-fn an_unknown_tool_is_an_error_result_listing_the_tools() {
+fn an_unknown_tool_is_a_usage_error_listing_the_tools() {
     let dir = workspace();
-    let (value, code) = call_json(&dir, "nope", &json!({}));
-    assert_eq!(code, Some(1));
-    let text = value["content"][0]["text"].as_str().unwrap();
-    assert!(text.starts_with("Tool nope not found"), "{text}");
-    assert!(
-        text.contains("read, bash, edit, write, grep, find, ls"),
-        "{text}"
+    let output = pith(&["call", "nope", "{}", "--cwd", cwd(&dir)], "");
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(stdout(&output), "");
+    assert_eq!(
+        stderr(&output),
+        "error: unknown tool \"nope\"; the tools are read, bash, edit, write, grep, find, ls\n"
     );
 }
 
@@ -196,11 +195,11 @@ fn tools_flag_restricts_the_tool_set() {
         ],
         "",
     );
-    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(output.status.code(), Some(2));
     assert!(
-        stdout(&output).contains("Available tools: read, ls"),
+        stderr(&output).contains("the tools are read, ls"),
         "{}",
-        stdout(&output)
+        stderr(&output)
     );
 
     let output = pith(
@@ -618,4 +617,134 @@ fn a_command_killed_by_a_signal_is_an_error_with_exit_code_128_plus_n() {
         (code, value["details"]["exitCode"].clone()),
         (Some(1), json!(3))
     );
+}
+
+#[test]
+fn call_usage_is_the_same_in_the_error_and_in_help() {
+    let error = stderr(&pith(&["call"], ""));
+    let help = stdout(&pith(&["call", "--help"], ""));
+    let usage = |text: &str| {
+        text.lines()
+            .find(|line| line.starts_with("Usage:"))
+            .unwrap()
+            .to_owned()
+    };
+    assert_eq!(usage(&error), "Usage: pith call [OPTIONS] <TOOL> [JSON]");
+    assert_eq!(usage(&error), usage(&help));
+}
+
+#[test]
+fn batch_help_examples_are_one_line_each() {
+    let help = stdout(&pith(&["batch", "--help"], ""));
+    let examples = help.split("Examples:\n").nth(1).unwrap();
+    let lines: Vec<&str> = examples.lines().filter(|line| !line.is_empty()).collect();
+    assert!(lines.len() >= 2, "{help}");
+    for line in lines {
+        assert!(
+            line.starts_with("  echo ") || line.starts_with("  pith "),
+            "{line}"
+        );
+    }
+}
+
+#[test]
+fn batch_format_text_prints_each_result_readably_in_input_order() {
+    let dir = workspace();
+    let input = concat!(
+        r#"{"id":1,"tool":"bash","args":{"command":"sleep 0.3; echo slow"}}"#,
+        "\n",
+        r#"{"id":"b","tool":"read","args":{"path":"hello.txt"}}"#,
+        "\n",
+        r#"{"id":3,"tool":"read","args":{"path":"missing.txt"}}"#,
+        "\n",
+    );
+    let output = pith(&["batch", "--format", "text", "--cwd", cwd(&dir)], input);
+    assert_eq!(output.status.code(), Some(0));
+    let text = stdout(&output);
+    assert!(
+        text.starts_with(
+            "== 1 bash ==\nslow\n== b read ==\nhello\nworld\n== 3 read: error ==\nFile not found: "
+        ),
+        "{text}"
+    );
+}
+
+#[test]
+fn prompt_prints_the_snippets_and_guidelines_of_the_enabled_tools() {
+    let output = pith(&["prompt", "--tools", "read,grep"], "");
+    assert_eq!(output.status.code(), Some(0));
+    let text = stdout(&output);
+    assert!(text.starts_with("Available tools:\n- read: "), "{text}");
+    assert!(text.contains("\n- grep: "), "{text}");
+    assert!(!text.contains("- edit:"), "{text}");
+    assert!(
+        text.contains("Guidelines:\n- Use read to examine files"),
+        "{text}"
+    );
+}
+
+/// The coloured output of an edit and a write with `--color always`, temp paths redacted.
+#[test]
+fn edit_and_write_show_a_coloured_numbered_diff_with_color_always() {
+    let dir = workspace();
+    std::fs::write(dir.path().join("a.txt"), "one\ntwo\nthree\nfour\n").unwrap();
+    let edit = pith(
+        &[
+            "call",
+            "edit",
+            r#"{"path":"a.txt","edits":[{"oldText":"two","newText":"TWO"}]}"#,
+            "--color",
+            "always",
+            "--cwd",
+            cwd(&dir),
+        ],
+        "",
+    );
+    let write = pith(
+        &[
+            "call",
+            "write",
+            r#"{"path":"a.txt","content":"one\nTWO\n3\n"}"#,
+            "--color",
+            "always",
+            "--cwd",
+            cwd(&dir),
+        ],
+        "",
+    );
+    let missing = pith(
+        &[
+            "call",
+            "read",
+            r#"{"path":"nope.txt"}"#,
+            "--color",
+            "always",
+            "--cwd",
+            cwd(&dir),
+        ],
+        "",
+    );
+    let shown = format!(
+        "{}---\n{}---\n{}",
+        stdout(&edit),
+        stdout(&write),
+        stdout(&missing)
+    )
+    .replace(cwd(&dir), "[TMP]")
+    .replace('\x1b', "<ESC>");
+    insta::assert_snapshot!(shown);
+    // Never colour with --color never (or NO_COLOR and no terminal).
+    let plain = pith(
+        &[
+            "call",
+            "read",
+            r#"{"path":"nope.txt"}"#,
+            "--color",
+            "never",
+            "--cwd",
+            cwd(&dir),
+        ],
+        "",
+    );
+    assert!(!stdout(&plain).contains('\x1b'), "{}", stdout(&plain));
 }
