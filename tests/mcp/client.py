@@ -7,7 +7,10 @@ workspace (offered to the server as an MCP root), details in _meta, argument err
 progress notifications from a slow bash, and cancelling a running `sleep` (it must have
 started, the call must end in cancellation, its process must be gone and the server must
 answer the next call). Prints one PASS or FAIL line per check (with the server's stderr
-when one failed); exits 1 if any check failed.
+when one failed); every tool's outputSchema and its structuredContent validated against
+it (jsonschema, which the SDK depends on), a full-output resource link read back, a
+duplicate in-flight request id answered with an error, and an explicit --cwd kept while
+roots are offered. Exits 1 if any check failed.
 """
 
 import asyncio
@@ -21,6 +24,7 @@ import time
 from pathlib import Path
 
 import anyio
+import jsonschema
 import mcp.types as types
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
@@ -153,6 +157,126 @@ async def progress_and_cancel(session, work):
           not result.is_error and text_of(result).strip() == "still-serving", text_of(result))
 
 
+async def structured_output(session, work):
+    """Every tool declares an outputSchema; its structuredContent is valid against it."""
+    tools = {tool.name: tool for tool in (await session.list_tools()).tools}
+    for name in SEVEN:
+        schema = tools[name].output_schema
+        check(f"{name} declares an outputSchema", isinstance(schema, dict) and schema.get("type") == "object", schema)
+    calls = [
+        ("read", {"path": "hello.txt"}),
+        ("read", {"path": "pixel.png"}),
+        ("write", {"path": "out/structured.txt", "content": "one\ntwo\n"}),
+        ("edit", {"path": "out/structured.txt", "edits": [{"oldText": "two", "newText": "three"}]}),
+        ("bash", {"command": "echo hi"}),
+        ("grep", {"pattern": "hello"}),
+        ("find", {"pattern": "*.txt"}),
+        ("ls", {"path": "."}),
+    ]
+    for name, args in calls:
+        result = await session.call_tool(name, args)
+        structured = result.structured_content
+        try:
+            jsonschema.validate(structured, tools[name].output_schema)
+            valid, why = structured is not None, structured
+        except jsonschema.ValidationError as error:
+            valid, why = False, error.message
+        check(f"{name} structuredContent is valid against its outputSchema", not result.is_error and valid, why)
+    result = await session.call_tool("read", {"path": "hello.txt"})
+    structured = result.structured_content or {}
+    check("read structuredContent gives the lines shown and the total",
+          (structured.get("startLine"), structured.get("endLine"), structured.get("totalLines"),
+           structured.get("encoding")) == (1, 1, 1, "utf-8"), structured)
+    result = await session.call_tool("bash", {"command": "exit 3"})
+    check("bash structuredContent carries the exit code",
+          result.is_error and (result.structured_content or {}).get("exitCode") == 3, result.structured_content)
+
+
+async def resource_link_read_back(session):
+    """A cut bash output links its full-output file; resources/read serves it in pages."""
+    result = await session.call_tool("bash", {"command": "seq 1 200000"})
+    links = [part for part in result.content if part.type == "resource_link"]
+    check("a cut bash output carries a resource link", len(links) == 1, result.content)
+    if not links:
+        return
+    structured = result.structured_content or {}
+    check("the link names the fullOutputPath", str(links[0].uri).endswith(structured.get("fullOutputPath", "?")),
+          (links[0].uri, structured))
+    first = await session.read_resource(links[0].uri)
+    text = first.contents[0].text
+    check("resources/read returns the start of the full output", text.startswith("1\n2\n3\n"), text[:40])
+    next_uri = (first.contents[0].meta or {}).get("pith/nextUri")
+    check("a long output names its next page", bool(next_uri), first.contents[0].meta)
+    pages = 1
+    while next_uri and pages < 20:
+        page = await session.read_resource(next_uri)
+        text += page.contents[0].text
+        next_uri = (page.contents[0].meta or {}).get("pith/nextUri")
+        pages += 1
+    expected = "".join(f"{n}\n" for n in range(1, 200001))
+    check("the pages join to the whole output", pages > 1 and text == expected, (pages, len(text), len(expected)))
+    try:
+        await session.read_resource("file:///etc/passwd")
+        check("resources/read refuses files the session did not create", False, "served /etc/passwd")
+    except Exception as error:  # MCPError
+        check("resources/read refuses files the session did not create", "No such resource" in str(error), error)
+
+
+async def duplicate_request_id(pith, cwd):
+    """A request reusing the id of one in progress is answered with a JSON-RPC error."""
+    process = await asyncio.create_subprocess_exec(
+        pith, "mcp", "--cwd", str(cwd), stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL)
+    import json
+    messages = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "dup", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
+            "name": "bash", "arguments": {"command": "sleep 1; echo first"}}},
+        {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
+            "name": "bash", "arguments": {"command": "echo second"}}},
+    ]
+    for message in messages:
+        process.stdin.write((json.dumps(message) + "\n").encode())
+    await process.stdin.drain()
+    replies = []
+    try:
+        while len(replies) < 3:
+            line = await asyncio.wait_for(process.stdout.readline(), 10)
+            if not line:
+                break
+            replies.append(json.loads(line))
+    except asyncio.TimeoutError:
+        pass
+    process.stdin.close()
+    await process.wait()
+    for_seven = [reply for reply in replies if reply.get("id") == 7]
+    errors = [reply for reply in for_seven if "error" in reply]
+    results = [reply for reply in for_seven if "result" in reply]
+    check("a duplicate in-flight id gets a JSON-RPC error",
+          len(errors) == 1 and "already in use" in errors[0]["error"]["message"], for_seven)
+    check("the first call with that id is still answered",
+          len(results) == 1 and "first" in str(results[0]["result"]["content"]), for_seven)
+
+
+async def cwd_kept_with_roots(pith, work, elsewhere, errlog):
+    """An explicit --cwd wins over the client's roots; the instructions say so."""
+    async def list_roots(context):
+        return types.ListRootsResult(roots=[types.Root(uri=work.as_uri(), name="workspace")])
+
+    params = StdioServerParameters(command=pith, args=["mcp", "--cwd", str(elsewhere)], env=dict(os.environ))
+    async with stdio_client(params, errlog=errlog) as (read, write):
+        async with ClientSession(read, write, list_roots_callback=list_roots) as session:
+            init = await session.initialize()
+            check("the instructions name the --cwd directory",
+                  f"{elsewhere} (set with --cwd)" in (init.instructions or ""), init.instructions)
+            result = await session.call_tool("bash", {"command": "pwd"})
+            check("--cwd is kept when roots are offered", text_of(result).strip() == str(elsewhere), text_of(result))
+            result = await session.call_tool("write", {"path": str(work / "via-root.txt"), "content": "x"})
+            check("the offered root is still writable", not result.is_error, text_of(result))
+
+
 async def main(pith):
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp, "workspace").resolve()
@@ -165,8 +289,8 @@ async def main(pith):
         async def list_roots(context):
             return types.ListRootsResult(roots=[types.Root(uri=work.as_uri(), name="workspace")])
 
-        # --cwd points elsewhere: the client's root must win.
-        params = StdioServerParameters(command=pith, args=["mcp", "--cwd", str(elsewhere)], env=dict(os.environ))
+        # The server starts elsewhere without --cwd: the client's root must win.
+        params = StdioServerParameters(command=pith, args=["mcp"], env=dict(os.environ), cwd=str(elsewhere))
         with open(Path(tmp, "server-stderr.log"), "w") as errlog:
             async with stdio_client(params, errlog=errlog) as (read, write):
                 async with ClientSession(read, write, list_roots_callback=list_roots) as session:
@@ -181,10 +305,14 @@ async def main(pith):
                         check(f"{tool.name} annotations",
                               hints is not None and hints.read_only_hint == (tool.name in READ_ONLY)
                               and hints.destructive_hint == (tool.name not in READ_ONLY)
-                              and hints.open_world_hint is False, hints)
+                              and hints.open_world_hint is (tool.name == "bash"), hints)
 
                     await call_each_tool(session, work)
                     await progress_and_cancel(session, work)
+                    await structured_output(session, work)
+                    await resource_link_read_back(session)
+            await duplicate_request_id(pith, elsewhere)
+            await cwd_kept_with_roots(pith, work, elsewhere, errlog)
         if failures:
             print("--- server stderr ---")
             print(Path(tmp, "server-stderr.log").read_text())

@@ -40,6 +40,10 @@ if ! .venv/bin/python -c "import mcp, importlib.metadata as m; assert m.version(
     python3 -m venv .venv
     .venv/bin/pip install --quiet --disable-pip-version-check "mcp==$MCP_VERSION"
 fi
+# client.py validates structuredContent with jsonschema (a dependency of the SDK today).
+if ! .venv/bin/python -c "import jsonschema" 2>/dev/null; then
+    .venv/bin/pip install --quiet --disable-pip-version-check jsonschema
+fi
 
 inspector=.tools/inspector
 if [[ ! -x $inspector/node_modules/.bin/mcp-inspector ]]; then

@@ -447,8 +447,13 @@ async fn find_matches_path_globs() {
     }
     assert_eq!(
         found(root, "src/**/*.spec.ts").await,
+        ["src/a.spec.ts", "src/x/b.spec.ts"]
+    );
+    assert_eq!(
+        found(root, "**/src/**/*.spec.ts").await,
         ["pkg/src/d.spec.ts", "src/a.spec.ts", "src/x/b.spec.ts"]
     );
+    assert_eq!(found(root, "./src/*.ts").await, ["src/a.spec.ts"]);
     assert_eq!(
         found(root, "some/dir/**").await,
         ["some/dir/e.txt", "some/dir/f/", "some/dir/f/g.txt"]

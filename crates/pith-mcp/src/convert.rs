@@ -3,15 +3,17 @@
 use std::sync::Arc;
 
 use pith_tools::{Content, ToolDefinition, ToolResult};
-use rmcp::model::{CallToolResult, ContentBlock, JsonObject, MetaObject, Tool, ToolAnnotations};
+use rmcp::model::{
+    CallToolResult, ContentBlock, JsonObject, MetaObject, Resource, Tool, ToolAnnotations,
+};
 use serde_json::{Value, json};
 
 /// The `_meta` key of a `tools/call` result that holds the tool's details (diff, patch,
 /// truncation, fullOutputPath, exitCode, match tiers): for a UI, never for the model.
 pub const DETAILS_META_KEY: &str = "pith/details";
 
-/// A tool definition as MCP lists it.
-pub(crate) fn tool(definition: &ToolDefinition) -> Tool {
+/// A tool definition as MCP lists it; `network_denied` makes no tool open-world.
+pub(crate) fn tool(definition: &ToolDefinition, network_denied: bool) -> Tool {
     let schema: JsonObject = match &definition.input_schema {
         Value::Object(schema) => schema.clone(),
         _ => JsonObject::from_iter([("type".to_owned(), json!("object"))]),
@@ -21,7 +23,11 @@ pub(crate) fn tool(definition: &ToolDefinition) -> Tool {
         .read_only(hints.read_only)
         .destructive(hints.destructive)
         .idempotent(hints.idempotent)
-        .open_world(false);
+        .open_world(hints.open_world && !network_denied);
+    let output_schema: JsonObject = match &definition.output_schema {
+        Value::Object(schema) => schema.clone(),
+        _ => JsonObject::from_iter([("type".to_owned(), json!("object"))]),
+    };
     let meta = MetaObject(JsonObject::from_iter([
         (
             "pith/promptSnippet".to_owned(),
@@ -35,17 +41,25 @@ pub(crate) fn tool(definition: &ToolDefinition) -> Tool {
     Tool::new(definition.name, definition.description, Arc::new(schema))
         .with_title(definition.title)
         .with_annotations(annotations)
+        .with_raw_output_schema(Arc::new(output_schema))
         .with_meta(meta)
 }
 
-/// A tool result as MCP returns it: the model's parts as content, details in `_meta`.
+/// A tool result as MCP returns it: the model's parts as content, the typed result as
+/// `structuredContent`, details in `_meta`, and a resource link to a full-output file.
 pub(crate) fn call_result(result: ToolResult) -> CallToolResult {
-    let content = result.content.into_iter().map(content_block).collect();
+    let mut content: Vec<ContentBlock> = result.content.into_iter().map(content_block).collect();
+    if let Some(path) = full_output_path(result.details.as_ref()) {
+        content.push(output_link(path));
+    }
     let mut call = if result.is_error {
         CallToolResult::error(content)
     } else {
         CallToolResult::success(content)
     };
+    if let Some(structured) = result.structured {
+        call.structured_content = Some(structured);
+    }
     if let Some(details) = result.details {
         call = call.with_meta(Some(MetaObject(JsonObject::from_iter([(
             DETAILS_META_KEY.to_owned(),
@@ -53,6 +67,33 @@ pub(crate) fn call_result(result: ToolResult) -> CallToolResult {
         )]))));
     }
     call
+}
+
+/// The full-output file a result points at, if any.
+pub(crate) fn full_output_path(details: Option<&Value>) -> Option<&str> {
+    details?.get("fullOutputPath")?.as_str()
+}
+
+/// A resource link to a full-output file (`resources/read` serves it).
+fn output_link(path: &str) -> ContentBlock {
+    let name = path.rsplit('/').next().unwrap_or(path).to_owned();
+    let mut resource = Resource::new(file_uri(path), name)
+        .with_description("The command's full output (resources/read serves it in pages)");
+    resource.mime_type = Some("text/plain".to_owned());
+    ContentBlock::resource_link(resource)
+}
+
+/// `file://` and the path, percent-encoding what a URI cannot hold.
+pub(crate) fn file_uri(path: &str) -> String {
+    let mut uri = String::from("file://");
+    for byte in path.bytes() {
+        if byte.is_ascii_alphanumeric() || b"/-._~".contains(&byte) {
+            uri.push(char::from(byte));
+        } else {
+            uri.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    uri
 }
 
 fn content_block(content: Content) -> ContentBlock {
@@ -84,6 +125,7 @@ mod tests {
             }],
             details: None,
             is_error: false,
+            structured: None,
         };
         let value = serde_json::to_value(call_result(result)).unwrap();
         assert_eq!(

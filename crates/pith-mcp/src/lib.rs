@@ -3,14 +3,19 @@
 //! [`PithServer`] serves one connection over a [`pith_tools::ToolSet`]:
 //!
 //! - `tools/list`: the tools with title, description, input schema and annotations
-//!   (read-only, destructive, idempotent hints; never open-world).
-//! - `tools/call`: the model-facing parts as content (text, images), `isError` for tool
-//!   errors, and the details for a UI in the result's `_meta` under [`DETAILS_META_KEY`].
+//!   (read-only, destructive, idempotent hints; bash is open-world unless the network is
+//!   denied) and an `outputSchema`.
+//! - `tools/call`: the model-facing parts as content (text, images), the typed result as
+//!   `structuredContent`, `isError` for tool errors, and the details for a UI in the
+//!   result's `_meta` under [`DETAILS_META_KEY`]. A result whose full output was saved to
+//!   a file carries a resource link to it, which `resources/read` serves in pages.
+//! - A request that reuses the id of one still in progress gets a JSON-RPC error.
 //!   Bad arguments come back as an error result naming the field, like everywhere else.
 //! - Progress: with a `progressToken`, bash's output tail arrives as
 //!   `notifications/progress` (at most every 100 ms); `notifications/cancelled` cancels
 //!   the call (bash kills its process group).
-//! - Roots: when the client offers MCP roots, the first one is the working directory.
+//! - Roots: when the client offers MCP roots, the first one is the working directory,
+//!   unless [`PithServer::keep_cwd`] (an explicit `--cwd`); every root bounds containment.
 //!
 //! [`serve`] runs it over any pair of byte streams with [`LineTransport`] (which answers
 //! malformed JSON with a JSON-RPC parse error, and a malformed request with an error
@@ -28,6 +33,7 @@
 
 mod convert;
 mod progress;
+mod resources;
 mod roots;
 mod server;
 mod transport;
@@ -80,6 +86,11 @@ where
 
 /// Serves `toolset` over stdin/stdout (the MCP stdio transport).
 pub async fn serve_stdio(toolset: ToolSet) -> Result<(), Error> {
+    serve_server_stdio(PithServer::new(toolset)).await
+}
+
+/// Serves a configured [`PithServer`] over stdin/stdout.
+pub async fn serve_server_stdio(server: PithServer) -> Result<(), Error> {
     let (read, write) = rmcp::transport::stdio_pipes();
-    serve(PithServer::new(toolset), read, write).await
+    serve(server, read, write).await
 }

@@ -7,7 +7,7 @@ use pith_tools::{CallOptions, Session, Ticket, ToolSet};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, ErrorCode,
     Implementation, InitializeRequestParams, ListToolsResult, PaginatedRequestParams,
-    ServerCapabilities, ServerConfig, Tool,
+    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, Peer, RoleServer, ServerHandler};
@@ -16,7 +16,7 @@ use tokio::sync::OnceCell;
 
 use crate::progress::Progress;
 use crate::validate::{invalid_params_message, method_not_found_message};
-use crate::{convert, roots};
+use crate::{convert, resources, roots};
 
 /// How long the server waits for the client to answer `roots/list`.
 const ROOTS_TIMEOUT: Duration = Duration::from_secs(5);
@@ -29,26 +29,36 @@ pub struct PithServer {
     tools: Vec<Tool>,
     info: ServerConfig,
     session: OnceCell<Session>,
+    /// The toolset's working directory was chosen explicitly (`--cwd`): it wins over the
+    /// client's roots, which still bound containment.
+    keep_cwd: bool,
 }
 
 impl PithServer {
     /// A server over `toolset` (its working directory applies unless the client offers
     /// roots).
     pub fn new(toolset: ToolSet) -> PithServer {
+        let network_denied = toolset.config().sandbox.deny_network;
         let tools = toolset
             .definitions()
             .into_iter()
-            .map(convert::tool)
+            .map(|definition| convert::tool(definition, network_denied))
             .collect();
-        let info = ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new("pith", env!("CARGO_PKG_VERSION")))
-            .with_instructions(instructions(&toolset));
         PithServer {
+            info: server_config(&toolset, false),
             base: toolset,
             tools,
-            info,
             session: OnceCell::new(),
+            keep_cwd: false,
         }
+    }
+
+    /// Keeps the toolset's working directory even when the client offers MCP roots (for an
+    /// explicit `--cwd`); the roots still become allowed roots of the workspace.
+    pub fn keep_cwd(mut self) -> PithServer {
+        self.keep_cwd = true;
+        self.info = server_config(&self.base, true);
+        self
     }
 
     /// The names of the tools it serves.
@@ -71,11 +81,19 @@ impl PithServer {
 
     async fn open_session(&self, peer: &Peer<RoleServer>) -> Session {
         match self.client_workspace(peer).await {
-            Some(workspace) => {
-                tracing::info!(
-                    "working directory from MCP roots: {}",
-                    workspace.cwd.display()
-                );
+            Some(mut workspace) => {
+                if self.keep_cwd {
+                    workspace.cwd = self.base.cwd().to_path_buf();
+                    tracing::info!(
+                        "working directory {} (--cwd); MCP roots bound containment",
+                        workspace.cwd.display()
+                    );
+                } else {
+                    tracing::info!(
+                        "working directory from MCP roots: {}",
+                        workspace.cwd.display()
+                    );
+                }
                 roots::toolset_for(&self.base, &workspace).session()
             }
             None => self.base.session(),
@@ -132,15 +150,33 @@ fn params_problem<P: serde::de::DeserializeOwned>(params: Value) -> Option<Strin
         .map(|error| error.to_string())
 }
 
+/// The server's capabilities, identity and instructions.
+fn server_config(toolset: &ToolSet, keep_cwd: bool) -> ServerConfig {
+    let capabilities = ServerCapabilities::builder()
+        .enable_tools()
+        .enable_resources()
+        .build();
+    ServerConfig::new(capabilities)
+        .with_server_info(Implementation::new("pith", env!("CARGO_PKG_VERSION")))
+        .with_instructions(instructions(toolset, keep_cwd))
+}
+
 /// What the client (and its model) is told about the server.
-fn instructions(toolset: &ToolSet) -> String {
+fn instructions(toolset: &ToolSet, keep_cwd: bool) -> String {
     let definitions = toolset.definitions();
     let names: Vec<&str> = definitions.iter().map(|d| d.name).collect();
+    let cwd = if keep_cwd {
+        format!("{} (set with --cwd)", toolset.cwd().display())
+    } else {
+        format!(
+            "the client's first MCP root, else {}",
+            toolset.cwd().display()
+        )
+    };
     let mut text = format!(
         "pith: tools for working on a code base ({}). Relative paths resolve against the \
-         working directory: the client's first MCP root, else {}.",
+         working directory: {cwd}.",
         names.join(", "),
-        toolset.cwd().display()
     );
     for definition in definitions {
         text.push_str(&format!(
@@ -211,6 +247,15 @@ impl ServerHandler for PithServer {
         Ok(convert::call_result(result).into())
     }
 
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        let session = self.session(&context.peer).await;
+        Ok(resources::read(session, &request.uri).await?.into())
+    }
+
     async fn on_custom_request(
         &self,
         request: CustomRequest,
@@ -228,11 +273,14 @@ impl ServerHandler for PithServer {
             Some(why) => {
                 McpError::invalid_params(invalid_params_message(&request.method, &why), None)
             }
-            None => McpError::new(
-                ErrorCode::METHOD_NOT_FOUND,
-                method_not_found_message(&request.method),
-                None,
-            ),
+            None => {
+                tracing::debug!("unknown method {}", request.method);
+                McpError::new(
+                    ErrorCode::METHOD_NOT_FOUND,
+                    method_not_found_message(&request.method),
+                    None,
+                )
+            }
         })
     }
 

@@ -34,6 +34,9 @@ pub struct LineTransport<R, W> {
     tools: Vec<String>,
     /// Where each `tools/call` takes its place in arrival order, when set.
     queue: Option<Arc<MutationQueue>>,
+    /// The ids (as JSON text) of the client's requests that have not been answered: a
+    /// request reusing one gets an error instead of a call that would never be answered.
+    in_flight: Arc<std::sync::Mutex<std::collections::HashSet<String>>>,
 }
 
 impl<R, W> LineTransport<R, W>
@@ -49,6 +52,7 @@ where
             write: Arc::new(Mutex::new(write)),
             tools: Vec::new(),
             queue: None,
+            in_flight: Arc::default(),
         }
     }
 
@@ -108,11 +112,30 @@ where
             .get("method")
             .and(value.get("id"))
             .map(validate::reply_id);
+        if let Some(id) = &request_id {
+            let mut in_flight = self.in_flight_ids();
+            if !in_flight.insert(id.to_string()) {
+                drop(in_flight);
+                tracing::debug!("request id {id} is already in flight");
+                self.reply_error(
+                    id.clone(),
+                    INVALID_REQUEST,
+                    format!("Request id {id} is already in use by a request in progress; send each request with a new id."),
+                );
+                return None;
+            }
+        }
+        if value.get("method").and_then(Value::as_str) == Some("notifications/cancelled")
+            && let Some(id) = value.pointer("/params/requestId")
+        {
+            self.in_flight_ids().remove(&id.to_string());
+        }
         match serde_json::from_value::<RxJsonRpcMessage<RoleServer>>(value) {
             Ok(message) => Some(message),
             Err(error) => {
                 match request_id {
                     Some(id) => {
+                        self.in_flight_ids().remove(&id.to_string());
                         tracing::debug!("invalid request {id}: {error}");
                         self.reply_error(id, INVALID_REQUEST, format!("Invalid request: {error}"));
                     }
@@ -126,6 +149,23 @@ where
 
 /// rmcp answers a method it has no handler for with just the method's name as the
 /// message: say what it is and what there is instead.
+impl<R, W> LineTransport<R, W> {
+    fn in_flight_ids(&self) -> std::sync::MutexGuard<'_, std::collections::HashSet<String>> {
+        self.in_flight
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// The id an answer to the client carries, as JSON text.
+fn answered_id(item: &TxJsonRpcMessage<RoleServer>) -> Option<String> {
+    match item {
+        JsonRpcMessage::Response(response) => serde_json::to_string(&response.id).ok(),
+        JsonRpcMessage::Error(JsonRpcError { id: Some(id), .. }) => serde_json::to_string(id).ok(),
+        _ => None,
+    }
+}
+
 fn explain_method_not_found(item: &mut TxJsonRpcMessage<RoleServer>) {
     if let JsonRpcMessage::Error(JsonRpcError { error, .. }) = item
         && error.code == ErrorCode::METHOD_NOT_FOUND
@@ -161,6 +201,9 @@ where
         mut item: TxJsonRpcMessage<RoleServer>,
     ) -> impl Future<Output = Result<(), io::Error>> + Send + 'static {
         explain_method_not_found(&mut item);
+        if let Some(id) = answered_id(&item) {
+            self.in_flight_ids().remove(&id);
+        }
         let write = self.write.clone();
         async move { write_line(&write, serde_json::to_vec(&item)?).await }
     }

@@ -242,7 +242,7 @@ pub(crate) fn invalid_params_message(method: &str, why: &str) -> String {
 /// The message for a method this server does not have.
 pub(crate) fn method_not_found_message(method: &str) -> String {
     format!(
-        "Method not found: {}. This server offers tools only (tools/list, tools/call) and ping.",
+        "Method not found: {}. This server offers tools (tools/list, tools/call), resources/read for output files, and ping.",
         clip(method)
     )
 }

@@ -106,6 +106,22 @@ struct Located<'a> {
 /// [`EditError::AmbiguousIndentation`] in edit order, then [`EditError::Overlap`], then
 /// [`EditError::NoChange`].
 pub fn apply_edits(original: &str, edits: &[Edit]) -> Result<EditOutcome, EditError> {
+    apply_edits_replacing_all(original, edits, &[])
+}
+
+/// [`apply_edits`], except that each edit whose index is `true` in `replace_all` replaces
+/// every non-overlapping exact occurrence of its `old_text` (the exact rung only; none at
+/// all is [`EditError::NotFound`]). Such an edit gets one [`EditMatch`] per occurrence, so
+/// the matches say how many were replaced.
+///
+/// # Errors
+///
+/// As [`apply_edits`].
+pub fn apply_edits_replacing_all(
+    original: &str,
+    edits: &[Edit],
+    replace_all: &[bool],
+) -> Result<EditOutcome, EditError> {
     if edits.is_empty() {
         return Err(EditError::NoEdits);
     }
@@ -121,7 +137,11 @@ pub fn apply_edits(original: &str, edits: &[Edit]) -> Result<EditOutcome, EditEr
     let mut normalized = None;
     let mut located = Vec::with_capacity(edits.len());
     for (index, edit) in edits.iter().enumerate() {
-        located.push(locate(text, &mut normalized, index, edit)?);
+        if replace_all.get(index).copied().unwrap_or(false) {
+            located.extend(locate_every(text, index, edit)?);
+        } else {
+            located.push(locate(text, &mut normalized, index, edit)?);
+        }
     }
     located.sort_by_key(|edit| (edit.range.start, edit.range.end));
     for pair in located.windows(2) {
@@ -281,6 +301,33 @@ fn whole_line_edges(
         range.end
     };
     start..end
+}
+
+/// Every non-overlapping exact occurrence of one edit, left to right.
+fn locate_every<'a>(
+    text: &str,
+    index: usize,
+    edit: &'a Edit,
+) -> Result<Vec<Located<'a>>, EditError> {
+    let old = to_lf(&edit.old_text);
+    let new = to_lf(&edit.new_text);
+    // `match_indices` is left to right and skips overlapping occurrences.
+    let located: Vec<Located<'a>> = text
+        .match_indices(&*old)
+        .map(|(start, _)| Located {
+            index,
+            tier: MatchTier::Exact,
+            range: start..start + old.len(),
+            replacement: new.clone(),
+        })
+        .collect();
+    if located.is_empty() {
+        return Err(EditError::NotFound {
+            index,
+            closest: closest_fragment(text, &old),
+        });
+    }
+    Ok(located)
 }
 
 /// 1-based line of byte `offset` of `text`.

@@ -568,3 +568,21 @@ fn renders_an_ambiguous_indentation_with_the_file_lines() {
          Retry with oldText and newText indented exactly as in the file."
     );
 }
+
+#[test]
+fn replace_all_replaces_every_exact_occurrence_and_counts_them() {
+    let edits = [Edit {
+        old_text: "foo".into(),
+        new_text: "bar".into(),
+    }];
+    let outcome = apply_edits_replacing_all("foo\nx foo\nfoofoo\n", &edits, &[true]).unwrap();
+    assert_eq!(outcome.file_text, "bar\nx bar\nbarbar\n");
+    let lines: Vec<usize> = outcome.matches.iter().map(|m| m.start_line).collect();
+    assert_eq!(lines, vec![1, 2, 3, 3]);
+    assert!(outcome.matches.iter().all(|m| m.tier == MatchTier::Exact));
+    let missing = apply_edits_replacing_all("abc\n", &edits, &[true]).unwrap_err();
+    assert!(
+        matches!(missing, EditError::NotFound { index: 0, .. }),
+        "{missing:?}"
+    );
+}

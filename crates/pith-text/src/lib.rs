@@ -83,7 +83,7 @@ mod truncate;
 mod whitespace;
 
 pub use diff::{DisplayDiff, display_diff, unified_patch};
-pub use edit::{Edit, EditMatch, EditOutcome, MatchTier, apply_edits};
+pub use edit::{Edit, EditMatch, EditOutcome, MatchTier, apply_edits, apply_edits_replacing_all};
 pub use error::{ClosestFragment, EditError};
 pub use names::similar_names;
 pub use normalize::{Normalized, normalize_for_fuzzy};

@@ -1,12 +1,13 @@
 //! "Did you mean" suggestions for names that do not exist.
 
-/// Below this similarity a candidate is not worth suggesting.
-const MIN_SIMILARITY: f64 = 0.5;
+/// Below this similarity a candidate is not worth suggesting: at 0.5, `lexer` still
+/// suggested `parser`; a "did you mean" should only name close names.
+const MIN_SIMILARITY: f64 = 0.7;
 
 /// Returns up to `max` candidates that look like `target`, best first.
 ///
 /// Similarity is the case-insensitive normalised Damerau-Levenshtein similarity, raised to
-/// 0.8 when one name contains the other (`main.rs` for `src/main.rs`). Candidates below 0.5
+/// 0.8 when one name contains the other (`main.rs` for `src/main.rs`). Candidates below 0.7
 /// are dropped, so an unrelated list yields nothing. Ties keep the order of `candidates`.
 #[must_use]
 pub fn similar_names<'a>(target: &str, candidates: &[&'a str], max: usize) -> Vec<&'a str> {
@@ -51,6 +52,7 @@ mod tests {
     #[test]
     fn suggests_nothing_for_unrelated_names() {
         assert!(similar_names("config.toml", &["zebra.png", "x"], 5).is_empty());
+        assert!(similar_names("lexer", &["parser", "main"], 5).is_empty());
     }
 
     #[test]

@@ -294,6 +294,65 @@ pub(crate) async fn not_found_message(fs: &dyn FileSystem, lead: String, path: &
     }
 }
 
+/// How long a miss may spend looking for its file name under the working directory.
+const ELSEWHERE_BUDGET: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// [`not_found_message`], and when no sibling looks alike, up to three paths under the
+/// working directory that have the missing file's exact name (the common miss is a
+/// dropped `src/`). The search respects ignore files and gives up after half a second.
+pub(crate) async fn not_found_hint(
+    context: &crate::ToolContext,
+    lead: String,
+    path: &Path,
+) -> String {
+    let fs = &*context.env.fs;
+    let message = not_found_message(fs, lead, path).await;
+    if message.contains('\n') {
+        return message;
+    }
+    let elsewhere = elsewhere(context, path).await;
+    if elsewhere.is_empty() {
+        return message;
+    }
+    format!("{message}\nDid you mean {}?", elsewhere.join(" or "))
+}
+
+/// Paths below the working directory (relative to it) named like `path`.
+async fn elsewhere(context: &crate::ToolContext, path: &Path) -> Vec<String> {
+    let Some(name) = path.file_name().and_then(|name| name.to_str()) else {
+        return Vec::new();
+    };
+    // Every glob character taken literally.
+    let pattern: String = name
+        .chars()
+        .map(|c| match c {
+            '*' | '?' | '[' | ']' | '{' | '}' | '\\' => format!("[{c}]"),
+            c => c.to_string(),
+        })
+        .collect();
+    let request = pith_env::FindRequest {
+        pattern,
+        root: context.cwd.clone(),
+        limit: 3,
+    };
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let search = context.env.search.find(request, cancel.clone());
+    let found = match tokio::time::timeout(ELSEWHERE_BUDGET, search).await {
+        Ok(Ok(output)) => output.entries,
+        Ok(Err(_)) => Vec::new(),
+        Err(_) => {
+            cancel.cancel();
+            Vec::new()
+        }
+    };
+    found
+        .into_iter()
+        // Smart case matches `readme.md` to `README.md`; only the exact name is a hint.
+        .filter(|entry| !entry.is_dir && entry.path.rsplit('/').next() == Some(name))
+        .map(|entry| entry.path)
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

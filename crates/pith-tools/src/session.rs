@@ -124,7 +124,7 @@ struct SessionInner {
     /// A random id (16 hex digits), given to commands as `PITH_SESSION_ID`.
     id: String,
     /// The bash full-output files this session created.
-    outputs: Mutex<Vec<PathBuf>>,
+    outputs: Mutex<std::collections::HashSet<PathBuf>>,
 }
 
 impl Drop for SessionInner {
@@ -157,19 +157,9 @@ impl Session {
                 toolset,
                 seen: Mutex::new(HashMap::new()),
                 id: new_session_id(),
-                outputs: Mutex::new(Vec::new()),
+                outputs: Mutex::new(std::collections::HashSet::new()),
             }),
         }
-    }
-
-    /// Records a bash full-output file, removed when the session ends (see
-    /// `BashConfig::keep_output`).
-    pub(crate) fn record_output(&self, path: PathBuf) {
-        self.inner
-            .outputs
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(path);
     }
 
     /// This session's id: 16 random hex digits (bash exports it as `PITH_SESSION_ID`).
@@ -207,6 +197,27 @@ impl Session {
             Fingerprint::of(bytes)
         };
         self.record_seen(fs, path, fingerprint).await;
+    }
+
+    /// Records a full-output file one of this session's commands created: it may
+    /// read it back, and it is removed when the session ends (unless
+    /// `BashConfig::keep_output`).
+    pub(crate) fn record_output(&self, path: PathBuf) {
+        self.inner
+            .outputs
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(path);
+    }
+
+    /// Whether `path` is a full-output file this session's commands created
+    /// (it may read those back even when reads are contained).
+    pub fn created_output(&self, path: &Path) -> bool {
+        self.inner
+            .outputs
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .contains(path)
     }
 
     /// What this session last saw at the real path `real`, if anything.

@@ -56,6 +56,10 @@ pub struct ToolResult {
     pub details: Option<Value>,
     /// Whether the call failed.
     pub is_error: bool,
+    /// A small typed result matching the tool's [`ToolDefinition::output_schema`] (MCP's
+    /// `structuredContent`); not part of the JSON a `pith call --json` prints.
+    #[serde(skip)]
+    pub structured: Option<Value>,
 }
 
 impl ToolResult {
@@ -65,6 +69,7 @@ impl ToolResult {
             content: vec![Content::text(text)],
             details: None,
             is_error: false,
+            structured: None,
         }
     }
 
@@ -74,12 +79,19 @@ impl ToolResult {
             content: vec![Content::text(message)],
             details: None,
             is_error: true,
+            structured: None,
         }
     }
 
     /// Sets the details.
     pub fn with_details(mut self, details: Value) -> ToolResult {
         self.details = Some(details);
+        self
+    }
+
+    /// Sets the structured result.
+    pub fn with_structured(mut self, structured: Value) -> ToolResult {
+        self.structured = Some(structured);
         self
     }
 
@@ -123,6 +135,7 @@ impl From<ToolError> for ToolResult {
             content: vec![Content::text(error.message)],
             details: error.details,
             is_error: true,
+            structured: None,
         }
     }
 }
@@ -148,6 +161,9 @@ pub struct ToolAnnotations {
     pub destructive: bool,
     /// Calling it again with the same arguments has no additional effect.
     pub idempotent: bool,
+    /// The tool may reach beyond the workspace (bash: the network), unless the
+    /// configuration denies it.
+    pub open_world: bool,
 }
 
 /// A tool's definition: what a model and a client are told about it.
@@ -161,6 +177,8 @@ pub struct ToolDefinition {
     pub description: &'static str,
     /// JSON Schema of the parameters.
     pub input_schema: Value,
+    /// JSON Schema of [`ToolResult::structured`].
+    pub output_schema: Value,
     /// One line for a system prompt's tool list.
     pub prompt_snippet: &'static str,
     /// Guidelines for a system prompt.
@@ -228,6 +246,10 @@ impl ToolContext {
         path: &std::path::Path,
         access: Access,
     ) -> Result<(), ToolError> {
+        // The session may always read back the output files its commands created.
+        if access == Access::Read && self.session.created_output(path) {
+            return Ok(());
+        }
         match &self.config.workspace {
             Some(policy) => policy.check(self.env.fs.as_ref(), path, access).await,
             None if access == Access::Write => {

@@ -161,11 +161,16 @@ async fn timeout_kills_the_group_and_says_so() {
 #[tokio::test]
 async fn invalid_timeouts_are_rejected_with_the_reference_messages() {
     let bench = bench();
-    let result = bench.call(json!({"command": "true", "timeout": 0})).await;
-    assert_eq!(
-        result.text_content(),
-        "Invalid timeout: must be a finite number of seconds"
-    );
+    for timeout in [json!(0), json!(-1), json!("-0.5")] {
+        let result = bench
+            .call(json!({"command": "true", "timeout": timeout}))
+            .await;
+        assert!(result.is_error);
+        assert_eq!(
+            result.text_content(),
+            "timeout must be greater than 0 seconds (omit it for no timeout)"
+        );
+    }
     let result = bench
         .call(json!({"command": "true", "timeout": 3_000_000}))
         .await;

@@ -137,7 +137,8 @@ async fn read_past_the_end_is_an_error_and_a_trailing_newline_is_not_a_line() {
     fx.write("empty.txt", "");
     let result = fx.call("read", json!({"path": "empty.txt"})).await;
     assert!(!result.is_error);
-    assert_eq!(result.text_content(), "");
+    assert_eq!(result.text_content(), "(empty file)");
+    assert!(result.details.is_none());
 }
 
 #[tokio::test]

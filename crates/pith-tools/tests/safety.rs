@@ -479,3 +479,28 @@ async fn a_hook_may_not_move_a_write_to_another_file() {
     );
     assert!(!root.join("here.txt").exists() && !root.join("elsewhere.txt").exists());
 }
+
+#[tokio::test]
+async fn contained_reads_may_still_read_the_sessions_own_output_files() {
+    let ws = contained(&[], true);
+    let result = ws.call("bash", json!({"command": "seq 1 30000"})).await;
+    let path = result.details.unwrap()["fullOutputPath"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(!Path::new(&path).starts_with(&ws.root), "{path}");
+    let read = ws.call("read", json!({"path": path, "limit": 2})).await;
+    assert!(!read.is_error, "{}", read.text_content());
+    assert!(
+        read.text_content().starts_with("1\n2\n"),
+        "{}",
+        read.text_content()
+    );
+    // Another session did not create it: contained, it may not read it.
+    let other = contained(&[], true);
+    let refused = other.call("read", json!({"path": path})).await;
+    assert!(refused.is_error, "{}", refused.text_content());
+    let secret = ws.outside.join("secret.txt");
+    let refused = ws.call("read", json!({"path": secret})).await;
+    assert!(refused.is_error, "{}", refused.text_content());
+}

@@ -136,14 +136,20 @@ async fn grep_clips_long_lines_and_caps_output_at_50_kib() {
     let first = text.lines().next().unwrap();
     assert!(first.ends_with("... [truncated]"), "{first}");
     assert!(text.len() < 52 * 1024);
+    // The output cap came before the match limit: the notice says where, not "raise the limit".
+    let shown = text
+        .lines()
+        .filter(|line| line.starts_with("long.txt:"))
+        .count();
+    assert!(shown < 150, "{shown}");
     assert!(
-        text.ends_with(
-            "[150 matches limit reached. Use limit=300 for more, or refine pattern. \
-             50.0KB limit reached. \
+        text.ends_with(&format!(
+            "[Showing {shown} matches, output limit 50.0KB reached at long.txt:{shown}; \
+             narrow with path or glob. \
              Some lines truncated to 500 chars. Use read tool to see full lines]"
-        ),
+        )),
         "{}",
-        &text[text.len() - 300..]
+        text.lines().last().unwrap()
     );
     let details = result.details.unwrap();
     assert_eq!(details["linesTruncated"], true);

@@ -62,7 +62,8 @@ pub(crate) fn run() -> i32 {
 async fn dispatch(command: Command, env: &Env) -> anyhow::Result<i32> {
     match command {
         Command::Call(config) => call::run(config, env).await,
-        Command::Batch(workspace) => batch::run(workspace, env).await,
+        Command::Batch(config) => batch::run(config, env).await,
+        Command::Prompt(tools) => tools_cmd::prompt(&tools, env),
         Command::Tools(config) => tools_cmd::run(&config, env),
         Command::Mcp(workspace) => mcp_cmd::run(workspace, env).await,
         Command::SandboxStatus(workspace, json) => {

@@ -16,7 +16,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-use crate::config::Workspace;
+use crate::config::BatchConfig;
 use crate::render;
 
 /// One input line's call.
@@ -34,10 +34,12 @@ enum Pending {
 }
 
 /// Runs the batch until stdin ends and every call has been printed; returns the exit status.
-pub(crate) async fn run(workspace: Workspace, env: &Env) -> anyhow::Result<i32> {
-    let session = workspace
+pub(crate) async fn run(config: BatchConfig, env: &Env) -> anyhow::Result<i32> {
+    let session = config
+        .workspace
         .toolset(env, OverwritePolicy::RequireRead, true)
         .session();
+    let text_format = config.text;
     let (sender, receiver) = mpsc::unbounded_channel();
     let printer = tokio::spawn(print_in_order(receiver));
 
@@ -55,10 +57,13 @@ pub(crate) async fn run(workspace: Workspace, env: &Env) -> anyhow::Result<i32> 
             continue;
         }
         let pending = match parse_line(&text, number) {
-            Ok(request) => start(&session, request),
-            Err((id, message)) => {
-                Pending::Done(render::batch_line(&id, &ToolResult::error(message)))
-            }
+            Ok(request) => start(&session, request, text_format),
+            Err((id, message)) => Pending::Done(render::batch_entry(
+                &id,
+                "",
+                &ToolResult::error(message),
+                text_format,
+            )),
         };
         if sender.send(pending).is_err() {
             break; // the printer stopped: stdout is gone
@@ -102,13 +107,13 @@ fn parse_line(text: &str, number: usize) -> Result<Request, (Value, String)> {
 }
 
 /// Starts a call: polls it once here (in input order), then lets a task finish it.
-fn start(session: &Session, request: Request) -> Pending {
+fn start(session: &Session, request: Request, text: bool) -> Pending {
     let Request { id, tool, args } = request;
     let session = session.clone();
     let line_id = id.clone();
     let mut call = Box::pin(async move {
         let result = session.call(&tool, args, CallOptions::default()).await;
-        render::batch_line(&line_id, &result)
+        render::batch_entry(&line_id, &tool, &result, text)
     });
     // A spurious poll is allowed by the Future contract; the task's first poll
     // re-registers the real waker with whatever the call is waiting on.

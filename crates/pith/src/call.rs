@@ -3,7 +3,9 @@
 use std::io::{IsTerminal, Read, Write};
 
 use pith_env::Env;
-use pith_tools::{CallOptions, OverwritePolicy};
+use std::sync::{Arc, Mutex};
+
+use pith_tools::{CallOptions, OverwritePolicy, ToolUpdate, UpdateFn};
 use serde_json::Value;
 
 use crate::config::{ArgsInput, CallConfig, UsageError, parse_json_args};
@@ -20,20 +22,51 @@ pub(crate) async fn run(config: CallConfig, env: &Env) -> anyhow::Result<i32> {
     };
     // A one-shot call has no earlier read to check against: overwriting is allowed.
     let toolset = config.workspace.toolset(env, OverwritePolicy::Allow, true);
-    let result = toolset
-        .session()
-        .call(&config.tool, args, CallOptions::default())
-        .await;
+    let show_diff = !config.json && (config.color || std::io::stdout().is_terminal());
+    // write's result has no diff: the CLI takes the file's text before and after.
+    let before = (show_diff && config.tool == "write")
+        .then(|| written_path(&args, &config.workspace.cwd))
+        .flatten()
+        .map(|path| (std::fs::read_to_string(&path).unwrap_or_default(), path));
+    let stream = (config.tool == "bash" && !config.json && std::io::stdout().is_terminal())
+        .then(|| Arc::new(Mutex::new(String::new())));
+    let options = CallOptions {
+        updates: stream.clone().map(live_output),
+        ..CallOptions::default()
+    };
+    let result = toolset.session().call(&config.tool, args, options).await;
+    let streamed = stream.map(|printed| std::mem::take(&mut *lock(&printed)));
 
     let mut out = String::new();
     if config.json {
         out.push_str(&render::json(&result).to_string());
         out.push('\n');
     } else {
-        out.push_str(&render::text(&result));
-        if let Some(diff) = render::diff(&result).filter(|_| std::io::stdout().is_terminal()) {
+        let mut text = render::text(&result);
+        // What bash streamed is not printed twice.
+        if let Some(streamed) = streamed.filter(|streamed| !streamed.is_empty()) {
+            text = match text.strip_prefix(streamed.as_str()) {
+                Some(rest) => rest.to_owned(),
+                None => format!("\n{text}"),
+            };
+        }
+        if result.is_error && config.color {
+            out.push_str(&render::red(&text));
+        } else {
+            out.push_str(&text);
+        }
+        let write_diff = before.filter(|_| !result.is_error).and_then(|(old, path)| {
+            let new = std::fs::read_to_string(path).ok()?;
+            Some(pith_text::display_diff(&old, &new, 4).diff)
+        });
+        let diff = write_diff.or_else(|| {
+            render::diff(&result)
+                .filter(|_| show_diff)
+                .map(str::to_owned)
+        });
+        if let Some(diff) = diff.filter(|diff| !diff.is_empty()) {
             out.push('\n');
-            out.push_str(&render::colored_diff(diff));
+            out.push_str(&render::diff_for_people(&diff, config.color));
         }
     }
     let mut stdout = std::io::stdout().lock();
@@ -42,6 +75,48 @@ pub(crate) async fn run(config: CallConfig, env: &Env) -> anyhow::Result<i32> {
         .write_all(out.as_bytes())
         .and_then(|()| stdout.flush());
     Ok(if result.is_error { TOOL_ERROR } else { 0 })
+}
+
+/// Prints bash's output as it grows: each update's text, when it extends what was
+/// printed (a cut tail is not streamed; the final result then follows in full).
+fn live_output(printed: Arc<Mutex<String>>) -> UpdateFn {
+    Arc::new(move |update: ToolUpdate| {
+        if update.details.is_some() {
+            return;
+        }
+        let text: String = update
+            .content
+            .iter()
+            .filter_map(|part| part.as_text())
+            .collect();
+        let mut printed = lock(&printed);
+        if let Some(rest) = text.strip_prefix(printed.as_str())
+            && !rest.is_empty()
+        {
+            let mut stdout = std::io::stdout().lock();
+            if stdout
+                .write_all(rest.as_bytes())
+                .and_then(|()| stdout.flush())
+                .is_ok()
+            {
+                printed.push_str(rest);
+            }
+        }
+    })
+}
+
+fn lock(printed: &Mutex<String>) -> std::sync::MutexGuard<'_, String> {
+    printed
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// The file a `write` call names, resolved against the working directory.
+fn written_path(args: &Value, cwd: &std::path::Path) -> Option<std::path::PathBuf> {
+    let raw = ["path", "file_path", "filePath"]
+        .iter()
+        .find_map(|key| args.get(key)?.as_str())?;
+    pith_tools::resolve_path(raw, cwd, std::env::home_dir().as_deref()).ok()
 }
 
 /// Reads the arguments from stdin. On a terminal with nothing piped in, a call without

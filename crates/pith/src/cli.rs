@@ -30,8 +30,17 @@ one line per call, in input order: {\"id\":ID,\"content\":[...],\"details\":...,
 Writes refuse to overwrite a file this batch has not read.
 
 Examples:
-  printf '%s\\n' '{\"id\":1,\"tool\":\"ls\",\"args\":{}}' '{\"id\":2,\"tool\":\"read\",\"args\":{\"path\":\"README.md\"}}' | pith batch
-  pith batch --cwd ~/project --tools read,grep,find < calls.jsonl";
+  echo '{\"id\":1,\"tool\":\"read\",\"args\":{\"path\":\"README.md\"}}' | pith batch
+  pith batch --cwd ~/project --tools read,grep,find < calls.jsonl
+  pith batch --format text < calls.jsonl";
+
+const PROMPT_EXAMPLES: &str = "\
+Prints the tools' part of a system prompt (one-line snippets and guidelines), for hosts
+that build their own prompt.
+
+Examples:
+  pith prompt
+  pith prompt --tools read,grep,find,ls";
 
 const TOOLS_EXAMPLES: &str = "\
 Examples:
@@ -79,7 +88,7 @@ pub(crate) struct Cli {
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
     /// Call one tool with JSON arguments and print its result.
-    #[command(after_help = CALL_EXAMPLES)]
+    #[command(after_help = CALL_EXAMPLES, override_usage = CALL_USAGE)]
     Call(CallArgs),
     /// Run tool calls from stdin (JSON lines) concurrently; print results in input order.
     #[command(after_help = BATCH_EXAMPLES)]
@@ -87,6 +96,9 @@ pub(crate) enum Command {
     /// Show the tool definitions (description, arguments, prompt guidelines).
     #[command(after_help = TOOLS_EXAMPLES)]
     Tools(ToolsArgs),
+    /// Print the system-prompt section for the enabled tools.
+    #[command(after_help = PROMPT_EXAMPLES)]
+    Prompt(PromptArgs),
     /// Serve the tools over MCP (JSON-RPC on stdin/stdout).
     #[command(after_help = MCP_EXAMPLES)]
     Mcp(McpArgs),
@@ -210,13 +222,53 @@ pub(crate) struct CallArgs {
     #[arg(long)]
     pub(crate) json: bool,
 
+    /// Colour the text output: auto (on a terminal, unless NO_COLOR is set), always or
+    /// never. Example: --color never
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
+    pub(crate) color: ColorChoice,
+
     #[command(flatten)]
     pub(crate) workspace: WorkspaceArgs,
+}
+
+/// The usage line of `pith call`, the same in its errors and in --help.
+const CALL_USAGE: &str = "pith call [OPTIONS] <TOOL> [JSON]";
+
+/// `--color`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum ColorChoice {
+    /// On a terminal, unless NO_COLOR is set.
+    Auto,
+    /// Always.
+    Always,
+    /// Never.
+    Never,
+}
+
+/// `pith batch --format`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum BatchFormat {
+    /// One JSON object per line.
+    Json,
+    /// Each result's text under a `== ID TOOL ==` header.
+    Text,
+}
+
+/// `pith prompt`.
+#[derive(Debug, Args)]
+pub(crate) struct PromptArgs {
+    #[command(flatten)]
+    pub(crate) selection: SelectionArgs,
 }
 
 /// `pith batch`.
 #[derive(Debug, Args)]
 pub(crate) struct BatchArgs {
+    /// How results are printed, in input order: json (one object per line) or text (each
+    /// result's text under a header). Example: --format text
+    #[arg(long, value_enum, default_value_t = BatchFormat::Json, value_name = "FORMAT")]
+    pub(crate) format: BatchFormat,
+
     #[command(flatten)]
     pub(crate) workspace: WorkspaceArgs,
 }
@@ -263,8 +315,10 @@ impl LogLevel {
         match self {
             LogLevel::Off => "off",
             LogLevel::Error => "error",
-            LogLevel::Warn => "warn",
-            LogLevel::Info => "info",
+            // rmcp warns about every error it answers (an unknown method, bad params):
+            // those are the client's mistakes, logged by pith at debug.
+            LogLevel::Warn => "warn,rmcp::service=error",
+            LogLevel::Info => "info,rmcp::service=error",
             LogLevel::Debug => "debug",
             LogLevel::Trace => "trace",
         }

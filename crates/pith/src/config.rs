@@ -37,9 +37,11 @@ pub(crate) enum Command {
     /// `pith call`.
     Call(CallConfig),
     /// `pith batch`.
-    Batch(Workspace),
+    Batch(BatchConfig),
     /// `pith tools`.
     Tools(ToolsConfig),
+    /// `pith prompt`: the selected tools.
+    Prompt(Vec<&'static str>),
     /// `pith mcp`.
     Mcp(Workspace),
     /// `pith sandbox status` (`--json`).
@@ -51,6 +53,8 @@ pub(crate) enum Command {
 pub(crate) struct Workspace {
     /// The canonical working directory.
     pub(crate) cwd: PathBuf,
+    /// It was given with `--cwd` (for `pith mcp`, it then wins over the client's roots).
+    pub(crate) cwd_given: bool,
     /// The selected tools, in the canonical order.
     pub(crate) tools: Vec<&'static str>,
     /// Roots, protected paths and the sandbox.
@@ -128,12 +132,23 @@ impl Workspace {
 pub(crate) struct CallConfig {
     /// Where and with which tools.
     pub(crate) workspace: Workspace,
-    /// The tool name as given (an unknown name is the tool's error, like in batch and MCP).
+    /// The tool name, one of the selected tools.
     pub(crate) tool: String,
     /// Where the arguments come from.
     pub(crate) input: ArgsInput,
     /// `--json`.
     pub(crate) json: bool,
+    /// Whether the text output is coloured (`--color`, `NO_COLOR`, a terminal).
+    pub(crate) color: bool,
+}
+
+/// `pith batch`, validated.
+#[derive(Debug)]
+pub(crate) struct BatchConfig {
+    /// Where and with which tools.
+    pub(crate) workspace: Workspace,
+    /// `--format text`.
+    pub(crate) text: bool,
 }
 
 /// The arguments of `pith call`.
@@ -158,16 +173,35 @@ impl Config {
     /// Validates parsed flags.
     pub(crate) fn from_cli(cli: Cli) -> Result<Config, UsageError> {
         let command = match cli.command {
-            cli::Command::Call(args) => Command::Call(CallConfig {
+            cli::Command::Call(args) => {
+                let workspace = workspace(args.workspace, Front::OneShot)?;
+                if !workspace.tools.contains(&args.tool.as_str()) {
+                    return Err(UsageError(format!(
+                        "unknown tool {:?}; the tools are {}",
+                        args.tool.chars().take(60).collect::<String>(),
+                        workspace.tools.join(", ")
+                    )));
+                }
+                Command::Call(CallConfig {
+                    workspace,
+                    input: match args.args.as_deref() {
+                        None | Some("-") => ArgsInput::Stdin,
+                        Some(text) => {
+                            ArgsInput::Inline(parse_json_args(text, "the JSON argument")?)
+                        }
+                    },
+                    tool: args.tool,
+                    json: args.json,
+                    color: use_color(args.color),
+                })
+            }
+            cli::Command::Batch(args) => Command::Batch(BatchConfig {
                 workspace: workspace(args.workspace, Front::OneShot)?,
-                input: match args.args.as_deref() {
-                    None | Some("-") => ArgsInput::Stdin,
-                    Some(text) => ArgsInput::Inline(parse_json_args(text, "the JSON argument")?),
-                },
-                tool: args.tool,
-                json: args.json,
+                text: args.format == cli::BatchFormat::Text,
             }),
-            cli::Command::Batch(args) => Command::Batch(workspace(args.workspace, Front::OneShot)?),
+            cli::Command::Prompt(args) => {
+                Command::Prompt(selection(args.selection.tools.as_deref())?)
+            }
             cli::Command::Tools(args) => Command::Tools(ToolsConfig {
                 tools: selection(args.selection.tools.as_deref())?,
                 json: args.json,
@@ -182,6 +216,19 @@ impl Config {
             log_level: cli.log_level,
             command,
         })
+    }
+}
+
+/// `--color`: `auto` colours a terminal unless `NO_COLOR` is set (to anything non-empty).
+fn use_color(choice: cli::ColorChoice) -> bool {
+    use std::io::IsTerminal;
+    match choice {
+        cli::ColorChoice::Always => true,
+        cli::ColorChoice::Never => false,
+        cli::ColorChoice::Auto => {
+            std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty())
+                && std::io::stdout().is_terminal()
+        }
     }
 }
 
@@ -217,6 +264,7 @@ fn workspace(args: cli::WorkspaceArgs, front: Front) -> Result<Workspace, UsageE
     let safety = safety(&args.safety, &cwd, front)?;
     Ok(Workspace {
         cwd,
+        cwd_given: args.cwd.is_some(),
         tools: selection(args.selection.tools.as_deref())?,
         safety,
         keep_output: args.keep_output,

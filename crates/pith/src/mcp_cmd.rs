@@ -9,6 +9,10 @@ use crate::config::Workspace;
 pub(crate) async fn run(workspace: Workspace, env: &Env) -> anyhow::Result<i32> {
     // One connection is one session: writes need an earlier read of the file.
     let toolset = workspace.toolset(env, OverwritePolicy::RequireRead, false);
-    pith_mcp::serve_stdio(toolset).await?;
+    let mut server = pith_mcp::PithServer::new(toolset);
+    if workspace.cwd_given {
+        server = server.keep_cwd();
+    }
+    pith_mcp::serve_server_stdio(server).await?;
     Ok(0)
 }

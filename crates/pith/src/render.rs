@@ -44,6 +44,29 @@ pub(crate) fn batch_line(id: &Value, result: &ToolResult) -> String {
     .to_string()
 }
 
+/// One `pith batch` entry: a JSON line, or with `text` the result's text under a
+/// `== ID TOOL ==` header (`== ID TOOL: error ==` for an error).
+pub(crate) fn batch_entry(id: &Value, tool: &str, result: &ToolResult, text: bool) -> String {
+    if !text {
+        return batch_line(id, result);
+    }
+    let id = match id {
+        Value::String(id) => id.clone(),
+        other => other.to_string(),
+    };
+    let status = if result.is_error { ": error" } else { "" };
+    let tool = if tool.is_empty() {
+        String::new()
+    } else {
+        format!(" {tool}")
+    };
+    let body = self::text(result);
+    format!(
+        "== {id}{tool}{status} ==\n{}",
+        body.strip_suffix('\n').unwrap_or(&body)
+    )
+}
+
 /// The display diff in `details.diff`, if the result has one.
 pub(crate) fn diff(result: &ToolResult) -> Option<&str> {
     result.details.as_ref()?.get("diff")?.as_str()
@@ -53,6 +76,35 @@ const RED: &str = "\x1b[31m";
 const GREEN: &str = "\x1b[32m";
 const DIM: &str = "\x1b[2m";
 const RESET: &str = "\x1b[0m";
+
+/// `text` in red (each line, so that a pager keeps the colour).
+pub(crate) fn red(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 16);
+    for line in text.split_inclusive('\n') {
+        let (body, end) = match line.strip_suffix('\n') {
+            Some(body) => (body, "\n"),
+            None => (line, ""),
+        };
+        out.push_str(RED);
+        out.push_str(body);
+        out.push_str(RESET);
+        out.push_str(end);
+    }
+    out
+}
+
+/// The display diff for a person: coloured when `color`, else as it is.
+pub(crate) fn diff_for_people(diff: &str, color: bool) -> String {
+    if color {
+        colored_diff(diff)
+    } else {
+        let mut out = diff.to_owned();
+        if !out.ends_with('\n') {
+            out.push('\n');
+        }
+        out
+    }
+}
 
 /// The display diff with removed lines red, added lines green and context dim.
 pub(crate) fn colored_diff(diff: &str) -> String {
@@ -87,6 +139,7 @@ mod tests {
             ],
             details: None,
             is_error: false,
+            structured: None,
         };
         assert_eq!(
             text(&result),

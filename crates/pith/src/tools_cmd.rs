@@ -33,6 +33,37 @@ pub(crate) fn run(config: &ToolsConfig, env: &Env) -> anyhow::Result<i32> {
     Ok(0)
 }
 
+/// `pith prompt`: the system-prompt section for `tools`, as Pi builds it (the tool list
+/// with one-line snippets, then the guidelines); returns the exit status.
+pub(crate) fn prompt(tools: &[&str], env: &Env) -> anyhow::Result<i32> {
+    let toolset = ToolSet::builder(env.clone()).tools(tools).build();
+    let out = prompt_section(&toolset.definitions());
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout
+        .write_all(out.as_bytes())
+        .and_then(|()| stdout.flush());
+    Ok(0)
+}
+
+/// The tools' part of a system prompt.
+pub(crate) fn prompt_section(definitions: &[&ToolDefinition]) -> String {
+    let mut out = String::from("Available tools:\n");
+    for definition in definitions {
+        let _ = writeln!(out, "- {}: {}", definition.name, definition.prompt_snippet);
+    }
+    let guidelines: Vec<&str> = definitions
+        .iter()
+        .flat_map(|definition| definition.prompt_guidelines.iter().copied())
+        .collect();
+    if !guidelines.is_empty() {
+        out.push_str("\nGuidelines:\n");
+        for guideline in guidelines {
+            let _ = writeln!(out, "- {guideline}");
+        }
+    }
+    out
+}
+
 /// A definition as JSON (the keys Pi's tool definitions use).
 pub(crate) fn definition_json(definition: &ToolDefinition) -> Value {
     json!({

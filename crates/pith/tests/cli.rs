@@ -169,15 +169,14 @@ fn usage_errors_exit_two() {
 }
 
 #[test]
-fn an_unknown_tool_is_an_error_result_listing_the_tools() {
+fn an_unknown_tool_is_a_usage_error_listing_the_tools() {
     let dir = workspace();
-    let (value, code) = call_json(&dir, "nope", &json!({}));
-    assert_eq!(code, Some(1));
-    let text = value["content"][0]["text"].as_str().unwrap();
-    assert!(text.starts_with("Tool nope not found"), "{text}");
-    assert!(
-        text.contains("read, bash, edit, write, grep, find, ls"),
-        "{text}"
+    let output = pith(&["call", "nope", "{}", "--cwd", cwd(&dir)], "");
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(stdout(&output), "");
+    assert_eq!(
+        stderr(&output),
+        "error: unknown tool \"nope\"; the tools are read, bash, edit, write, grep, find, ls\n"
     );
 }
 
@@ -196,11 +195,11 @@ fn tools_flag_restricts_the_tool_set() {
         ],
         "",
     );
-    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(output.status.code(), Some(2));
     assert!(
-        stdout(&output).contains("Available tools: read, ls"),
+        stderr(&output).contains("the tools are read, ls"),
         "{}",
-        stdout(&output)
+        stderr(&output)
     );
 
     let output = pith(
@@ -352,4 +351,400 @@ fn batch_is_one_session_that_refuses_to_overwrite_unread_files() {
 
 fn read(dir: &Path, name: &str) -> String {
     std::fs::read_to_string(dir.join(name)).unwrap()
+}
+
+/// The text of a `pith call --json` result.
+fn text_of(value: &Value) -> String {
+    value["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+#[test]
+fn an_unknown_argument_is_an_error_with_a_did_you_mean() {
+    let dir = workspace();
+    let (value, code) = call_json(
+        &dir,
+        "grep",
+        &json!({"pattern": "HELLO", "ignorecase": true}),
+    );
+    assert_eq!(code, Some(1));
+    let text = text_of(&value);
+    assert!(
+        text.contains("unknown field ignorecase (did you mean ignoreCase?)"),
+        "{text}"
+    );
+    let (value, _) = call_json(&dir, "ls", &json!({"path": ".", "qqqqqq": 1}));
+    let text = text_of(&value);
+    assert!(text.contains("unknown field qqqqqq"), "{text}");
+    assert!(!text.contains("did you mean"), "{text}");
+}
+
+#[test]
+fn other_agents_argument_spellings_are_accepted() {
+    let dir = workspace();
+    let (value, code) = call_json(
+        &dir,
+        "grep",
+        &json!({"pattern": "HELLO", "ignore_case": true}),
+    );
+    assert_eq!(code, Some(0), "{value}");
+    assert!(text_of(&value).contains("hello.txt:1: hello"), "{value}");
+    let (value, code) = call_json(&dir, "read", &json!({"file_path": "hello.txt"}));
+    assert_eq!(
+        (code, text_of(&value)),
+        (Some(0), "hello\nworld\n".to_owned())
+    );
+    let (value, code) = call_json(&dir, "read", &json!({"filePath": "hello.txt"}));
+    assert_eq!(
+        (code, text_of(&value)),
+        (Some(0), "hello\nworld\n".to_owned())
+    );
+    let (value, code) = call_json(
+        &dir,
+        "edit",
+        &json!({"file_path": "hello.txt", "edits": [{"old_string": "world", "new_string": "there"}]}),
+    );
+    assert_eq!(code, Some(0), "{value}");
+    let content = std::fs::read_to_string(dir.path().join("hello.txt")).unwrap();
+    assert_eq!(content, "hello\nthere\n");
+}
+
+#[test]
+fn edit_replace_all_replaces_every_exact_occurrence_and_says_how_many() {
+    let dir = workspace();
+    std::fs::write(dir.path().join("a.txt"), "x = 1\ny = x\nz = x + x\n").unwrap();
+    let (value, code) = call_json(
+        &dir,
+        "edit",
+        &json!({"path": "a.txt", "edits": [{"oldText": "x", "newText": "w", "replace_all": true}]}),
+    );
+    assert_eq!(code, Some(0), "{value}");
+    let text = text_of(&value);
+    assert!(text.contains("edits[0] replaced 4 occurrences"), "{text}");
+    let content = std::fs::read_to_string(dir.path().join("a.txt")).unwrap();
+    assert_eq!(content, "w = 1\ny = w\nz = w + w\n");
+    // Without replaceAll the same oldText is ambiguous.
+    let (value, code) = call_json(
+        &dir,
+        "edit",
+        &json!({"path": "a.txt", "edits": [{"oldText": "w", "newText": "v"}]}),
+    );
+    assert_eq!(code, Some(1), "{value}");
+}
+
+#[test]
+fn bash_timeout_of_zero_or_below_is_rejected() {
+    let dir = workspace();
+    for timeout in [json!(0), json!(-2)] {
+        let (value, code) = call_json(
+            &dir,
+            "bash",
+            &json!({"command": "echo ran", "timeout": timeout}),
+        );
+        assert_eq!(code, Some(1));
+        assert_eq!(
+            text_of(&value),
+            "timeout must be greater than 0 seconds (omit it for no timeout)"
+        );
+    }
+    let output = pith(&["tools", "--json"], "");
+    let tools: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    let bash = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|tool| tool["name"] == "bash")
+        .unwrap();
+    let schema = &bash["inputSchema"];
+    assert_eq!(
+        schema["properties"]["timeout"]["exclusiveMinimum"], 0,
+        "{schema}"
+    );
+}
+
+#[test]
+fn grep_stopped_by_its_output_cap_says_so_and_where() {
+    let dir = workspace();
+    // 400 matching lines of about 300 bytes: the 50 KB cap comes before limit 1000.
+    let body: String = (1..=400)
+        .map(|n| format!("needle {n} {}\n", "x".repeat(290)))
+        .collect();
+    std::fs::write(dir.path().join("defs.rs"), body).unwrap();
+    let (value, code) = call_json(&dir, "grep", &json!({"pattern": "needle", "limit": 1000}));
+    assert_eq!(code, Some(0));
+    let text = text_of(&value);
+    let notice = text.lines().last().unwrap();
+    let shown = text.lines().filter(|l| l.starts_with("defs.rs:")).count();
+    let last = text.lines().rfind(|l| l.starts_with("defs.rs:")).unwrap();
+    let line = last.split(':').nth(1).unwrap();
+    assert_eq!(
+        notice,
+        format!(
+            "[Showing {shown} matches, output limit 50.0KB reached at defs.rs:{line}; narrow with path or glob]"
+        )
+    );
+    assert!(!text.contains("Use limit="), "{text}");
+    assert_eq!(value["details"]["truncation"]["truncated"], true);
+}
+
+#[test]
+fn grep_points_at_bash_for_lines_longer_than_it_keeps() {
+    let dir = workspace();
+    std::fs::create_dir(dir.path().join("src")).unwrap();
+    std::fs::write(
+        dir.path().join("src/min.js"),
+        format!("short\nneedle {}\n", "y".repeat(100_000)),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("src/mid.js"),
+        format!("needle {}\n", "z".repeat(600)),
+    )
+    .unwrap();
+    let (value, _) = call_json(&dir, "grep", &json!({"pattern": "needle", "path": "src"}));
+    let text = text_of(&value);
+    assert!(
+        text.contains("See a long line with bash, e.g. sed -n '2p' src/min.js | cut -c1-2000"),
+        "{text}"
+    );
+    assert!(!text.contains("Use read tool"), "{text}");
+    let (value, _) = call_json(
+        &dir,
+        "grep",
+        &json!({"pattern": "needle", "glob": "mid.js"}),
+    );
+    let text = text_of(&value);
+    assert!(text.contains("Use read tool to see full lines"), "{text}");
+}
+
+#[test]
+fn an_empty_file_reads_as_empty_file() {
+    let dir = workspace();
+    std::fs::write(dir.path().join("empty.txt"), "").unwrap();
+    let (value, code) = call_json(&dir, "read", &json!({"path": "empty.txt"}));
+    assert_eq!(code, Some(0));
+    assert_eq!(text_of(&value), "(empty file)");
+    assert!(value["details"].is_null(), "{value}");
+}
+
+#[test]
+fn missing_paths_suggest_close_names_and_the_same_name_elsewhere() {
+    let dir = workspace();
+    std::fs::create_dir_all(dir.path().join("src/parser")).unwrap();
+    std::fs::write(dir.path().join("src/config.rs"), "").unwrap();
+    std::fs::write(dir.path().join("lexer.rs"), "").unwrap();
+    // A dropped `src/`: the file's name exists under the working directory.
+    let (value, code) = call_json(&dir, "read", &json!({"path": "config.rs"}));
+    assert_eq!(code, Some(1));
+    let text = text_of(&value);
+    assert!(text.ends_with("Did you mean src/config.rs?"), "{text}");
+    // Only close names are suggested.
+    let (value, _) = call_json(&dir, "read", &json!({"path": "parser.rs"}));
+    let text = text_of(&value);
+    assert!(!text.contains("lexer"), "{text}");
+    assert!(!text.contains("Did you mean"), "{text}");
+    let (value, _) = call_json(&dir, "read", &json!({"path": "lexr.rs"}));
+    assert!(text_of(&value).contains("Similar names in"), "{value}");
+    // ls suggests too.
+    let (value, code) = call_json(&dir, "ls", &json!({"path": "src/parsr"}));
+    assert_eq!(code, Some(1));
+    let text = text_of(&value);
+    assert!(
+        text.contains("Similar names in") && text.contains("parser"),
+        "{text}"
+    );
+}
+
+#[test]
+fn find_patterns_with_a_slash_are_relative_to_the_search_directory() {
+    let dir = workspace();
+    for file in ["src/a.ts", "pkg/src/b.ts", "pkg/c.ts"] {
+        let path = dir.path().join(file);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, "needle\n").unwrap();
+    }
+    let find = |args: Value| {
+        let (value, code) = call_json(&dir, "find", &args);
+        assert_eq!(code, Some(0), "{value}");
+        let mut rows: Vec<String> = text_of(&value).lines().map(str::to_owned).collect();
+        rows.sort();
+        rows
+    };
+    assert_eq!(find(json!({"pattern": "src/*.ts"})), ["src/a.ts"]);
+    assert_eq!(find(json!({"pattern": "./src/*.ts"})), ["src/a.ts"]);
+    assert_eq!(
+        find(json!({"pattern": "**/src/*.ts"})),
+        ["pkg/src/b.ts", "src/a.ts"]
+    );
+    assert_eq!(
+        find(json!({"pattern": "*.ts"})),
+        ["pkg/c.ts", "pkg/src/b.ts", "src/a.ts"]
+    );
+    assert_eq!(
+        find(json!({"pattern": "src/*.ts", "path": "pkg"})),
+        ["src/b.ts"]
+    );
+    // grep's glob is relative to its path the same way.
+    let grep = |args: Value| {
+        let (value, _) = call_json(&dir, "grep", &args);
+        text_of(&value)
+    };
+    assert_eq!(
+        grep(json!({"pattern": "needle", "glob": "src/*.ts"})),
+        "src/a.ts:1: needle"
+    );
+    assert_eq!(
+        grep(json!({"pattern": "needle", "glob": "./src/*.ts", "path": "pkg"})),
+        "src/b.ts:1: needle"
+    );
+}
+
+#[test]
+fn a_command_killed_by_a_signal_is_an_error_with_exit_code_128_plus_n() {
+    let dir = workspace();
+    let (value, code) = call_json(&dir, "bash", &json!({"command": "kill -9 $$"}));
+    assert_eq!(code, Some(1));
+    assert_eq!(value["isError"], true);
+    assert!(
+        text_of(&value).ends_with("Command exited with code 137"),
+        "{value}"
+    );
+    assert_eq!(value["details"]["exitCode"], 137);
+    let (value, code) = call_json(&dir, "bash", &json!({"command": "exit 3"}));
+    assert_eq!(
+        (code, value["details"]["exitCode"].clone()),
+        (Some(1), json!(3))
+    );
+}
+
+#[test]
+fn call_usage_is_the_same_in_the_error_and_in_help() {
+    let error = stderr(&pith(&["call"], ""));
+    let help = stdout(&pith(&["call", "--help"], ""));
+    let usage = |text: &str| {
+        text.lines()
+            .find(|line| line.starts_with("Usage:"))
+            .unwrap()
+            .to_owned()
+    };
+    assert_eq!(usage(&error), "Usage: pith call [OPTIONS] <TOOL> [JSON]");
+    assert_eq!(usage(&error), usage(&help));
+}
+
+#[test]
+fn batch_help_examples_are_one_line_each() {
+    let help = stdout(&pith(&["batch", "--help"], ""));
+    let examples = help.split("Examples:\n").nth(1).unwrap();
+    let lines: Vec<&str> = examples.lines().filter(|line| !line.is_empty()).collect();
+    assert!(lines.len() >= 2, "{help}");
+    for line in lines {
+        assert!(
+            line.starts_with("  echo ") || line.starts_with("  pith "),
+            "{line}"
+        );
+    }
+}
+
+#[test]
+fn batch_format_text_prints_each_result_readably_in_input_order() {
+    let dir = workspace();
+    let input = concat!(
+        r#"{"id":1,"tool":"bash","args":{"command":"sleep 0.3; echo slow"}}"#,
+        "\n",
+        r#"{"id":"b","tool":"read","args":{"path":"hello.txt"}}"#,
+        "\n",
+        r#"{"id":3,"tool":"read","args":{"path":"missing.txt"}}"#,
+        "\n",
+    );
+    let output = pith(&["batch", "--format", "text", "--cwd", cwd(&dir)], input);
+    assert_eq!(output.status.code(), Some(0));
+    let text = stdout(&output);
+    assert!(
+        text.starts_with(
+            "== 1 bash ==\nslow\n== b read ==\nhello\nworld\n== 3 read: error ==\nFile not found: "
+        ),
+        "{text}"
+    );
+}
+
+#[test]
+fn prompt_prints_the_snippets_and_guidelines_of_the_enabled_tools() {
+    let output = pith(&["prompt", "--tools", "read,grep"], "");
+    assert_eq!(output.status.code(), Some(0));
+    let text = stdout(&output);
+    assert!(text.starts_with("Available tools:\n- read: "), "{text}");
+    assert!(text.contains("\n- grep: "), "{text}");
+    assert!(!text.contains("- edit:"), "{text}");
+    assert!(
+        text.contains("Guidelines:\n- Use read to examine files"),
+        "{text}"
+    );
+}
+
+/// The coloured output of an edit and a write with `--color always`, temp paths redacted.
+#[test]
+fn edit_and_write_show_a_coloured_numbered_diff_with_color_always() {
+    let dir = workspace();
+    std::fs::write(dir.path().join("a.txt"), "one\ntwo\nthree\nfour\n").unwrap();
+    let edit = pith(
+        &[
+            "call",
+            "edit",
+            r#"{"path":"a.txt","edits":[{"oldText":"two","newText":"TWO"}]}"#,
+            "--color",
+            "always",
+            "--cwd",
+            cwd(&dir),
+        ],
+        "",
+    );
+    let write = pith(
+        &[
+            "call",
+            "write",
+            r#"{"path":"a.txt","content":"one\nTWO\n3\n"}"#,
+            "--color",
+            "always",
+            "--cwd",
+            cwd(&dir),
+        ],
+        "",
+    );
+    let missing = pith(
+        &[
+            "call",
+            "read",
+            r#"{"path":"nope.txt"}"#,
+            "--color",
+            "always",
+            "--cwd",
+            cwd(&dir),
+        ],
+        "",
+    );
+    let shown = format!(
+        "{}---\n{}---\n{}",
+        stdout(&edit),
+        stdout(&write),
+        stdout(&missing)
+    )
+    .replace(cwd(&dir), "[TMP]")
+    .replace('\x1b', "<ESC>");
+    insta::assert_snapshot!(shown);
+    // Never colour with --color never (or NO_COLOR and no terminal).
+    let plain = pith(
+        &[
+            "call",
+            "read",
+            r#"{"path":"nope.txt"}"#,
+            "--color",
+            "never",
+            "--cwd",
+            cwd(&dir),
+        ],
+        "",
+    );
+    assert!(!stdout(&plain).contains('\x1b'), "{}", stdout(&plain));
 }

@@ -295,7 +295,8 @@ fn tools_list_gives_the_seven_tools_with_annotations() {
         let read_only = matches!(name, "read" | "grep" | "find" | "ls");
         assert_eq!(annotations["readOnlyHint"], read_only, "{tool}");
         assert_eq!(annotations["destructiveHint"], !read_only, "{tool}");
-        assert_eq!(annotations["openWorldHint"], false, "{tool}");
+        assert_eq!(annotations["openWorldHint"], name == "bash", "{tool}");
+        assert_eq!(tool["outputSchema"]["type"], "object", "{tool}");
         assert!(annotations["idempotentHint"].is_boolean(), "{tool}");
         assert!(tool["title"].is_string(), "{tool}");
         assert!(tool["description"].is_string(), "{tool}");
@@ -404,17 +405,46 @@ fn a_request_whose_id_is_an_object_gets_invalid_request_with_id_null() {
 }
 
 #[test]
-fn an_unsupported_mcp_method_says_the_server_offers_tools_only() {
+fn an_unsupported_mcp_method_says_what_the_server_offers() {
     let dir = TempDir::new().unwrap();
     let mut server = Server::start(&dir);
-    let response = server.request(1, "resources/read", json!({"uri": "file:///etc/hosts"}));
+    let response = server.request(1, "prompts/get", json!({"name": "x"}));
     assert_eq!(response["error"]["code"], -32601, "{response}");
     let message = response["error"]["message"].as_str().unwrap();
     assert!(
-        message.starts_with("Method not found: resources/read. "),
+        message.starts_with("Method not found: prompts/get. "),
         "{message}"
     );
     assert!(message.contains("tools/call"), "{message}");
+    assert!(message.contains("resources/read"), "{message}");
+}
+
+#[test]
+fn resources_read_serves_only_output_files_the_session_created() {
+    let dir = TempDir::new().unwrap();
+    let mut server = Server::start(&dir);
+    let response = server.request(1, "resources/read", json!({"uri": "file:///etc/hosts"}));
+    assert_eq!(response["error"]["code"], -32002, "{response}");
+    let response = server.request(
+        2,
+        "tools/call",
+        json!({"name": "bash", "arguments": {"command": "seq 1 30000"}}),
+    );
+    let result = &response["result"];
+    let path = result["structuredContent"]["fullOutputPath"]
+        .as_str()
+        .unwrap();
+    let link = result["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|part| part["type"] == "resource_link")
+        .unwrap();
+    assert_eq!(link["uri"], format!("file://{path}"), "{link}");
+    let response = server.request(3, "resources/read", json!({"uri": link["uri"]}));
+    let text = response["result"]["contents"][0]["text"].as_str().unwrap();
+    assert!(text.starts_with("1\n2\n"), "{response}");
+    assert!(text.ends_with("29999\n30000\n"), "{response}");
 }
 
 #[test]

@@ -151,6 +151,10 @@ impl PathFilter {
             Some(rest) => (true, rest),
             None => (false, glob),
         };
+        let mut glob = glob;
+        while let Some(rest) = glob.strip_prefix("./") {
+            glob = rest;
+        }
         let glob = glob.strip_prefix('/').unwrap_or(glob);
         let matcher = GlobBuilder::new(glob)
             .literal_separator(true)
@@ -313,18 +317,9 @@ impl Search for MemoryEnv {
         request: FindRequest,
         cancel: CancellationToken,
     ) -> Result<FindOutput, SearchError> {
-        // fd's rules: a pattern with `/` matches the whole relative path at
-        // any depth (`**/` is implied), one without matches the file name.
-        let pattern = request.pattern.as_str();
-        let glob = if pattern.contains('/')
-            && !pattern.starts_with('/')
-            && !pattern.starts_with("**/")
-            && pattern != "**"
-        {
-            format!("**/{pattern}")
-        } else {
-            pattern.to_owned()
-        };
+        // A pattern with `/` matches the path relative to the root (Pi 1.6), one
+        // without matches the file name; a leading `./` names the root.
+        let glob = request.pattern.clone();
         let filter = PathFilter::new(&glob)?;
         let entries = match self.snapshot(&request.root)? {
             Snapshot::Dir(entries) => entries,

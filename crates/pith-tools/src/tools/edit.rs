@@ -35,6 +35,9 @@ pub(crate) struct EditItem {
     /// Replacement text for this targeted edit.
     #[serde(rename = "newText")]
     new_text: String,
+    /// Replace every exact occurrence of oldText instead of requiring a unique one (default: false; exact matches only).
+    #[serde(rename = "replaceAll")]
+    replace_all: Option<bool>,
 }
 
 /// Arguments of `edit`.
@@ -68,6 +71,7 @@ impl EditTool {
                     read_only: false,
                     destructive: true,
                     idempotent: false,
+                    open_world: false,
                 },
             }),
         }
@@ -90,15 +94,18 @@ pub(crate) fn parse_and_resolve(
     Ok((args, path))
 }
 
-/// The engine's edits.
-pub(crate) fn edits_of(items: Vec<EditItem>) -> Vec<pith_text::Edit> {
+/// The engine's edits, and which of them replace every occurrence.
+pub(crate) fn edits_of(items: Vec<EditItem>) -> (Vec<pith_text::Edit>, Vec<bool>) {
     items
         .into_iter()
-        .map(|item| pith_text::Edit {
-            old_text: item.old_text,
-            new_text: item.new_text,
+        .map(|item| {
+            let edit = pith_text::Edit {
+                old_text: item.old_text,
+                new_text: item.new_text,
+            };
+            (edit, item.replace_all.unwrap_or(false))
         })
-        .collect()
+        .unzip()
 }
 
 #[async_trait]
@@ -135,6 +142,7 @@ impl Tool for EditTool {
             return ToolResult::error(run::ABORTED);
         }
         let fs = context.write_fs().clone();
+        let (edits, replace_all) = edits_of(args.edits);
         let job = run::EditJob {
             fs: Arc::clone(&fs),
             context: context.clone(),
@@ -142,7 +150,8 @@ impl Tool for EditTool {
             raw_args,
             path: path.clone(),
             raw_path: args.path,
-            edits: edits_of(args.edits),
+            edits,
+            replace_all,
         };
         match exclusive(
             &context.queue,

@@ -17,7 +17,7 @@ const DEFAULT_LIMIT: usize = 1000;
 /// Arguments of `find`.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub(crate) struct FindArgs {
-    /// Glob pattern to match files, e.g. '*.ts', '**/*.json', or 'src/**/*.spec.ts'
+    /// Glob pattern to match files, e.g. '*.ts' (names at any depth), 'src/**/*.spec.ts' (relative to path) or '**/src/*.ts'
     pattern: String,
     /// Directory to search in (default: current directory)
     path: Option<String>,
@@ -36,7 +36,7 @@ impl FindTool {
             definition: define::<FindArgs>(Describe {
                 name: "find",
                 title: "Find files",
-                description: "Search for files by glob pattern. Returns matching file paths relative to the search directory. Respects .gitignore. Output is truncated to 1000 results or 50KB (whichever is hit first).",
+                description: "Search for files by glob pattern. A pattern without / matches names at any depth ('*.ts'); one with / is relative to the search directory ('src/*.ts'; '**/src/*.ts' at any depth). Returns paths relative to the search directory. Respects .gitignore. Output is truncated to 1000 results or 50KB (whichever is hit first).",
                 prompt_snippet: "Find files by glob pattern (respects .gitignore)",
                 prompt_guidelines: &[],
                 annotations: READ_ONLY,
@@ -79,14 +79,22 @@ impl Tool for FindTool {
             limit,
         };
         match context.env.search.find(request, cancel).await {
-            Ok(output) => render(&output, limit),
+            Ok(output) => {
+                let result = render(&output, limit);
+                let structured = json!({
+                    "count": output.entries.len(),
+                    "limitReached": output.limit_reached,
+                    "truncated": super::grep::cut(&result),
+                });
+                result.with_structured(structured)
+            }
             Err(SearchError::Fs(error)) if error.kind == FsErrorKind::NotADirectory => {
                 ToolResult::error(format!(
                     "Not a directory: {}. find searches a directory; use read for a file.",
                     error.path.display()
                 ))
             }
-            Err(error) => search_error(error, &*context.env.fs).await.into(),
+            Err(error) => search_error(error, context).await.into(),
         }
     }
 }

@@ -1,7 +1,7 @@
 //! `grep`: search file contents on ripgrep's crates.
 
 use async_trait::async_trait;
-use pith_env::{FileSystem, GrepOutput, GrepRequest, SearchError};
+use pith_env::{GrepLine, GrepOutput, GrepRequest, SearchError};
 use pith_text::{
     DEFAULT_MAX_BYTES, MAX_LINE_CHARS, TruncationLimits, clip_line, format_size, truncate_head,
 };
@@ -11,7 +11,7 @@ use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::{Describe, READ_ONLY, define};
-use crate::paths::{describe_fs_error, not_found_message};
+use crate::paths::{describe_fs_error, not_found_hint};
 use crate::{Tool, ToolContext, ToolDefinition, ToolError, ToolResult, parse_args};
 
 /// Matches returned when the model gives no limit.
@@ -25,7 +25,7 @@ pub(crate) struct GrepArgs {
     pattern: String,
     /// Directory or file to search (default: current directory)
     path: Option<String>,
-    /// Filter files by glob pattern, e.g. '*.ts' or '**/*.spec.ts'
+    /// Filter files by glob pattern relative to path, e.g. '*.ts' (names at any depth) or 'src/**/*.spec.ts'
     glob: Option<String>,
     /// Case-insensitive search (default: false)
     ignore_case: Option<bool>,
@@ -98,36 +98,123 @@ impl Tool for GrepTool {
             }),
             limit,
         };
+        let base = match (&args.path, context.env.fs.metadata(&request.root).await) {
+            (Some(path), Ok(metadata)) if metadata.is_file() => Base::File(path.clone()),
+            (Some(path), _) if path != "." => Base::Dir(path.clone()),
+            _ => Base::Cwd,
+        };
         match context.env.search.grep(request, cancel).await {
-            Ok(output) => render(&output, limit),
-            Err(error) => search_error(error, &*context.env.fs).await.into(),
+            Ok(output) => {
+                let result = render(&output, limit, &base);
+                let files: std::collections::HashSet<&str> =
+                    output.lines.iter().map(|line| line.path.as_str()).collect();
+                let structured = json!({
+                    "matches": output.match_count,
+                    "files": files.len(),
+                    "limitReached": output.limit_reached,
+                    "truncated": cut(&result),
+                });
+                result.with_structured(structured)
+            }
+            Err(error) => search_error(error, context).await.into(),
         }
     }
+}
+
+/// Whether a search result was cut (by its limit or the output cap).
+pub(super) fn cut(result: &ToolResult) -> bool {
+    result.details.as_ref().is_some_and(|details| {
+        ["truncation", "matchLimitReached", "resultLimitReached"]
+            .iter()
+            .any(|key| details.get(key).is_some())
+    })
 }
 
 /// The model's text for a cancelled call.
 pub(super) const ABORTED: &str = "Operation aborted";
 
+/// What the rows' paths are relative to, as the model named it.
+pub(super) enum Base {
+    /// The working directory (no path, or `.`).
+    Cwd,
+    /// A directory below it.
+    Dir(String),
+    /// A single file: every row names it.
+    File(String),
+}
+
+impl Base {
+    /// A row's path as the model would name it.
+    fn path_of(&self, row_path: &str) -> String {
+        match self {
+            Base::Cwd => row_path.to_owned(),
+            Base::Dir(dir) => format!("{}/{row_path}", dir.trim_end_matches('/')),
+            Base::File(file) => file.clone(),
+        }
+    }
+}
+
 /// Rows `path:line: text` (matches) and `path-line- text` (context), then the notices.
-fn render(output: &GrepOutput, limit: usize) -> ToolResult {
+fn render(output: &GrepOutput, limit: usize, base: &Base) -> ToolResult {
     if output.match_count == 0 {
         let mut notices = Notices::default();
         push_oversized(&mut notices, output);
         return notices.finish(&mut "No matches found".to_owned());
     }
-    let mut lines_truncated = false;
+    // The first clipped line, and whether any was longer than the text grep keeps
+    // (its length is then unknown, possibly more than read can show).
+    let mut clipped_line: Option<(&str, u64, bool)> = None;
     let rows: Vec<String> = output
         .lines
         .iter()
         .map(|line| {
             let (text, clipped) = clip_line(&line.text, MAX_LINE_CHARS);
-            lines_truncated |= clipped;
+            if clipped {
+                let long = line.text.len() >= GrepLine::MAX_TEXT_BYTES;
+                match &mut clipped_line {
+                    None => clipped_line = Some((&line.path, line.line_number, long)),
+                    Some((path, number, any_long)) if long && !*any_long => {
+                        (*path, *number, *any_long) = (&line.path, line.line_number, true);
+                    }
+                    Some(_) => {}
+                }
+            }
             let mark = if line.is_match { ':' } else { '-' };
             format!("{}{mark}{}{mark} {text}", line.path, line.line_number)
         })
         .collect();
     let mut notices = Notices::default();
-    if output.limit_reached {
+    let joined = rows.join("\n");
+    let truncation = truncate_head(
+        &joined,
+        TruncationLimits {
+            max_lines: usize::MAX,
+            max_bytes: DEFAULT_MAX_BYTES,
+        },
+    );
+    if truncation.truncated {
+        // The output cap came first: a higher limit cannot help, a narrower search can.
+        let kept = &output.lines[..truncation.output_lines.min(output.lines.len())];
+        let shown = kept.iter().filter(|line| line.is_match).count();
+        let at = kept
+            .last()
+            .map(|line| format!(" at {}:{}", line.path, line.line_number))
+            .unwrap_or_default();
+        let size = format_size(DEFAULT_MAX_BYTES as u64);
+        let details = serde_json::to_value(&truncation).unwrap_or(Value::Null);
+        notices.push(
+            format!(
+                "Showing {shown} matches, output limit {size} reached{at}; narrow with path or glob"
+            ),
+            "truncation",
+            details,
+        );
+        if output.limit_reached {
+            notices
+                .details
+                .insert("matchLimitReached".to_owned(), json!(limit));
+        }
+    } else if output.limit_reached {
         notices.push(
             format!(
                 "{limit} matches limit reached. Use limit={} for more, or refine pattern",
@@ -137,15 +224,19 @@ fn render(output: &GrepOutput, limit: usize) -> ToolResult {
             json!(limit),
         );
     }
-    let mut text = notices.cap_bytes(&rows.join("\n"));
-    if lines_truncated {
-        notices.push(
+    let mut text = truncation.content;
+    if let Some((path, number, long)) = clipped_line {
+        let hint = if long {
+            format!(
+                "Some lines truncated to {MAX_LINE_CHARS} chars. See a long line with bash, e.g. sed -n '{number}p' {} | cut -c1-2000",
+                shell_word(&base.path_of(path))
+            )
+        } else {
             format!(
                 "Some lines truncated to {MAX_LINE_CHARS} chars. Use read tool to see full lines"
-            ),
-            "linesTruncated",
-            json!(true),
-        );
+            )
+        };
+        notices.push(hint, "linesTruncated", json!(true));
     }
     push_oversized(&mut notices, output);
     push_binary(&mut notices, output);
@@ -277,11 +368,11 @@ impl Notices {
 }
 
 /// One line naming what was wrong (plus similar names for a missing path).
-pub(super) async fn search_error(error: SearchError, fs: &dyn FileSystem) -> ToolError {
+pub(super) async fn search_error(error: SearchError, context: &ToolContext) -> ToolError {
     let message = match error {
         SearchError::NotFound(path) => {
             let lead = format!("Path not found: {}", path.display());
-            not_found_message(fs, lead, &path).await
+            not_found_hint(context, lead, &path).await
         }
         SearchError::Fs(error) => describe_fs_error(&error),
         SearchError::InvalidPattern(reason) => format!(
@@ -304,7 +395,7 @@ mod tests {
             oversized_count: 5,
             ..GrepOutput::default()
         };
-        let result = render(&output, 100);
+        let result = render(&output, 100, &Base::Cwd);
         assert_eq!(
             result.text_content(),
             "No matches found\n\n[Skipped 5 files with a line over 16.0MB (my file.txt, b, c and 2 more): \
@@ -333,7 +424,7 @@ mod tests {
             binary_count: 1,
             ..GrepOutput::default()
         };
-        let result = render(&output, 100);
+        let result = render(&output, 100, &Base::Cwd);
         assert_eq!(
             result.text_content(),
             "a.dat:1: needle one\n\n[Binary data from the first NUL byte on (a.dat at byte 11): \

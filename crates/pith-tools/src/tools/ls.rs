@@ -18,7 +18,7 @@ use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::{Describe, READ_ONLY, define};
-use crate::paths::describe_fs_error;
+use crate::paths::{describe_fs_error, not_found_hint};
 use crate::{Access, Tool, ToolContext, ToolDefinition, ToolError, ToolResult, parse_args};
 
 /// Entries listed when no `limit` is given.
@@ -110,7 +110,8 @@ async fn list(
             )));
         }
         Err(error) if error.kind == FsErrorKind::NotFound => {
-            return Err(ToolError::new(format!("Path not found: {}", dir.display())));
+            let lead = format!("Path not found: {}", dir.display());
+            return Err(ToolError::new(not_found_hint(context, lead, &dir).await));
         }
         Err(error) => return Err(ToolError::new(describe_fs_error(&error))),
     }
@@ -148,8 +149,9 @@ async fn list(
             name.clone()
         });
     }
+    let structured = |truncated: bool| json!({"count": lines.len(), "limitReached": limit_reached, "truncated": truncated});
     if lines.is_empty() && !limit_reached {
-        return Ok(ToolResult::text("(empty directory)"));
+        return Ok(ToolResult::text("(empty directory)").with_structured(structured(false)));
     }
     let limits = TruncationLimits {
         max_lines: usize::MAX,
@@ -180,7 +182,8 @@ async fn list(
     if !notices.is_empty() {
         text.push_str(&format!("\n\n[{}]", notices.join(". ")));
     }
-    let result = ToolResult::text(text);
+    let result =
+        ToolResult::text(text).with_structured(structured(limit_reached || truncation.truncated));
     Ok(if details.is_empty() {
         result
     } else {

@@ -11,6 +11,7 @@ mod edit;
 mod find;
 mod grep;
 mod ls;
+mod output;
 mod read;
 mod write;
 
@@ -50,6 +51,7 @@ pub(crate) fn define<A: JsonSchema>(describe: Describe) -> ToolDefinition {
         title: describe.title,
         description: describe.description,
         input_schema: schema_of::<A>(),
+        output_schema: output::schema(describe.name),
         prompt_snippet: describe.prompt_snippet,
         prompt_guidelines: describe.prompt_guidelines,
         annotations: describe.annotations,
@@ -60,6 +62,7 @@ pub(crate) const READ_ONLY: ToolAnnotations = ToolAnnotations {
     read_only: true,
     destructive: false,
     idempotent: true,
+    open_world: false,
 };
 
 #[cfg(test)]

@@ -21,7 +21,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::{Describe, READ_ONLY, define};
-use crate::paths::{describe_fs_error, not_found_message};
+use crate::paths::{describe_fs_error, not_found_hint};
 use crate::session::{ContentHasher, Fingerprint};
 use crate::{
     Access, Content, Tool, ToolContext, ToolDefinition, ToolError, ToolResult, parse_args,
@@ -133,7 +133,7 @@ async fn read(
         Ok(metadata) => metadata,
         Err(error) if error.kind == FsErrorKind::NotFound => {
             let lead = format!("File not found: {}", path.display());
-            return Err(ToolError::new(not_found_message(fs, lead, &path).await));
+            return Err(ToolError::new(not_found_hint(context, lead, &path).await));
         }
         Err(error) => return Err(ToolError::new(describe_fs_error(&error))),
     };
@@ -180,6 +180,11 @@ async fn read(
         stamp,
     };
     read_text(args, text, body, context, cancel).await
+}
+
+/// The attached image's type (it may have been converted), else the file's.
+fn mime_type_of(details: &Value, file_type: &str) -> String {
+    details["mimeType"].as_str().unwrap_or(file_type).to_owned()
 }
 
 fn binary_file(raw_path: &str, len: u64) -> ToolError {
@@ -238,7 +243,7 @@ async fn read_text(
         raw_path: &args.path,
     };
     let (text, details) = text::render(&scan, &window, &request);
-    let result = ToolResult::text(text);
+    let result = ToolResult::text(text).with_structured(text::structured(&scan, &window, path));
     Ok(match details {
         Some(details) => result.with_details(details),
         None => result,
@@ -358,10 +363,15 @@ async fn read_image(
         details["width"] = json!(width);
         details["height"] = json!(height);
     }
+    let structured = json!({
+        "path": path.display().to_string(),
+        "mimeType": mime_type_of(&details, kind.mime()),
+    });
     Ok(ToolResult {
         content,
         details: Some(details),
         is_error: false,
+        structured: Some(structured),
     })
 }
 

@@ -52,6 +52,7 @@ impl WriteTool {
                     read_only: false,
                     destructive: true,
                     idempotent: true,
+                    open_world: false,
                 },
             }),
         }
@@ -235,10 +236,10 @@ impl WriteJob {
             )));
         }
         session.record_written(fs, &path, bytes).await;
-        Ok(ToolResult::text(format!(
-            "Successfully wrote {} bytes to {raw}",
-            bytes.len()
-        )))
+        Ok(
+            ToolResult::text(format!("Successfully wrote {} bytes to {raw}", bytes.len()))
+                .with_structured(serde_json::json!({"path": raw, "bytes": bytes.len()})),
+        )
     }
 }
 

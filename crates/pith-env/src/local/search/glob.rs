@@ -1,11 +1,10 @@
 //! The glob rule shared by `find` and grep's file filter (Pi's find, §9.2).
 //!
 //! - A pattern without `/` matches the file name at any depth (`*.ts`).
-//! - A pattern with `/` matches the path relative to the search root. It is
-//!   prefixed with `**/` (so `src/**/*.spec.ts` also matches `pkg/src/...`)
-//!   unless it starts with `**/` or is `**`; a leading `/` anchors it at the
-//!   root instead (Pi passed that to fd as an absolute path, which never
-//!   matched).
+//! - A pattern with `/` matches the path relative to the search root, as Pi
+//!   1.6 does: `src/*.ts` finds `src/a.ts` but not `pkg/src/a.ts`;
+//!   `**/src/*.ts` finds both. A leading `./` or `/` is dropped (both name the
+//!   search root).
 //! - A trailing `/` matches directories only.
 //! - `*` and `?` never cross `/`; `**` does; `{a,b}` and `[...]` work.
 //! - Smart case, like fd: case-insensitive unless the pattern has an
@@ -42,14 +41,13 @@ impl PathGlob {
         } else {
             pattern
         };
-        let name_only = !trimmed.contains('/');
-        let effective = if name_only || trimmed == "**" || trimmed.starts_with("**/") {
-            trimmed.to_owned()
-        } else if let Some(anchored) = trimmed.strip_prefix('/') {
-            anchored.to_owned()
-        } else {
-            format!("**/{trimmed}")
-        };
+        let mut relative = trimmed;
+        while let Some(rest) = relative.strip_prefix("./") {
+            relative = rest.trim_start_matches('/');
+        }
+        let relative = relative.strip_prefix('/').unwrap_or(relative);
+        let name_only = !relative.contains('/');
+        let effective = relative.to_owned();
         let fold_case = !pattern.chars().any(char::is_uppercase);
         let glob = GlobBuilder::new(&effective)
             .literal_separator(true)
@@ -127,10 +125,16 @@ mod tests {
     }
 
     #[test]
-    fn a_pattern_with_a_slash_matches_below_any_directory() {
+    fn a_pattern_with_a_slash_is_relative_to_the_search_root() {
         assert!(matches("src/**/*.spec.ts", "src/a/b.spec.ts"));
         assert!(matches("src/**/*.spec.ts", "src/b.spec.ts"));
-        assert!(matches("src/**/*.spec.ts", "pkg/src/b.spec.ts"));
+        assert!(!matches("src/**/*.spec.ts", "pkg/src/b.spec.ts"));
+        assert!(!matches("src/*.ts", "pkg/src/a.ts"));
+        assert!(matches("**/src/*.ts", "pkg/src/a.ts"));
+        assert!(matches("**/src/*.ts", "src/a.ts"));
+        assert!(matches("./src/*.ts", "src/a.ts"));
+        assert!(matches("./*.ts", "a.ts"));
+        assert!(matches("./*.ts", "deep/a.ts"));
         assert!(!matches("src/*.ts", "src/a/b.ts"));
         assert!(matches("some/dir/**", "some/dir/x/y"));
         assert!(matches("**/parent/child/*", "x/parent/child/f"));

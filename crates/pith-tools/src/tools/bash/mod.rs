@@ -108,7 +108,8 @@ impl fmt::Debug for BashConfig {
 pub(crate) struct BashArgs {
     /// Bash command to execute
     command: String,
-    /// Timeout in seconds (optional, no default timeout)
+    /// Timeout in seconds, greater than 0 (optional, no default timeout)
+    #[schemars(extend("exclusiveMinimum" = 0))]
     timeout: Option<f64>,
 }
 
@@ -129,6 +130,7 @@ impl BashTool {
                     read_only: false,
                     destructive: true,
                     idempotent: false,
+                    open_world: true,
                 },
             }),
         }
@@ -147,6 +149,9 @@ impl Tool for BashTool {
         context: &ToolContext,
         cancel: CancellationToken,
     ) -> ToolResult {
+        if let Some(message) = shell::nonpositive_timeout(&args) {
+            return ToolResult::error(message);
+        }
         let args: BashArgs = match parse_args("bash", &self.definition.input_schema, args) {
             Ok(args) => args,
             Err(error) => return ToolError::from(error).into(),
@@ -178,7 +183,12 @@ impl Tool for BashTool {
         request.sandbox = context.config.sandbox.clone();
         let (outcome, snapshot) = run(context, request, cancel).await;
         match outcome {
-            Ok(outcome) => finish(outcome, &snapshot, args.timeout, &context.config.sandbox),
+            Ok(outcome) => {
+                let structured = structured(&outcome, &snapshot);
+                let mut result = finish(outcome, &snapshot, args.timeout, &context.config.sandbox);
+                result.structured = Some(structured);
+                result
+            }
             Err(error) => ToolResult::error(exec_error_message(&error)),
         }
     }
@@ -383,6 +393,21 @@ fn sandbox_denial(output: &str, sandbox: &SandboxPolicy) -> Option<String> {
             "The sandbox may have denied this{network}. The user can lift it by restarting pith without --deny-network."
         ),
     })
+}
+
+/// The structured result: exit code, how it ended, whether the output was cut and where
+/// the full output is.
+fn structured(outcome: &ExecOutcome, snapshot: &Snapshot) -> Value {
+    let mut structured = json!({
+        "exitCode": outcome.status.code(),
+        "timedOut": outcome.termination == Termination::TimedOut,
+        "cancelled": outcome.termination == Termination::Cancelled,
+        "truncated": snapshot.is_cut(),
+    });
+    if let Some(path) = &snapshot.full_output_path {
+        structured["fullOutputPath"] = json!(path.display().to_string());
+    }
+    structured
 }
 
 /// `truncation`, `fullOutputPath` and `linesTruncated` when the output was cut, and `exitCode`.

@@ -8,12 +8,30 @@ use pith_env::FileSystem;
 /// The largest timeout, in milliseconds (what a JavaScript timer accepts).
 const MAX_TIMEOUT_MS: f64 = 2_147_483_647.0;
 
+/// What a `timeout` of 0 or below gets (before the generic validation, which
+/// would only say "must be greater than 0").
+pub(crate) const NONPOSITIVE_TIMEOUT: &str =
+    "timeout must be greater than 0 seconds (omit it for no timeout)";
+
+/// The error for a `timeout` argument (number or numeric string) of 0 or below.
+pub(crate) fn nonpositive_timeout(args: &serde_json::Value) -> Option<&'static str> {
+    let seconds = match args.get("timeout")? {
+        serde_json::Value::Number(number) => number.as_f64()?,
+        serde_json::Value::String(text) => text.trim().parse::<f64>().ok()?,
+        _ => return None,
+    };
+    (seconds <= 0.0).then_some(NONPOSITIVE_TIMEOUT)
+}
+
 /// Checks the `timeout` argument (seconds).
 pub(crate) fn timeout(seconds: Option<f64>) -> Result<Option<Duration>, String> {
     let Some(seconds) = seconds else {
         return Ok(None);
     };
-    if !seconds.is_finite() || seconds <= 0.0 {
+    if seconds <= 0.0 {
+        return Err(NONPOSITIVE_TIMEOUT.to_owned());
+    }
+    if !seconds.is_finite() {
         return Err("Invalid timeout: must be a finite number of seconds".to_owned());
     }
     if seconds * 1000.0 > MAX_TIMEOUT_MS {
@@ -63,8 +81,9 @@ mod tests {
         assert_eq!(timeout(None), Ok(None));
         assert_eq!(timeout(Some(1.5)), Ok(Some(Duration::from_millis(1500))));
         let finite = Err("Invalid timeout: must be a finite number of seconds".to_owned());
-        assert_eq!(timeout(Some(0.0)), finite);
-        assert_eq!(timeout(Some(-1.0)), finite);
+        let positive = Err(NONPOSITIVE_TIMEOUT.to_owned());
+        assert_eq!(timeout(Some(0.0)), positive);
+        assert_eq!(timeout(Some(-1.0)), positive);
         assert_eq!(timeout(Some(f64::NAN)), finite);
         assert_eq!(timeout(Some(f64::INFINITY)), finite);
         assert_eq!(

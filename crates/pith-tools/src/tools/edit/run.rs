@@ -4,11 +4,13 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use pith_env::{FileKind, FileSystem, FsError, FsErrorKind};
-use pith_text::{Edit, EditMatch, MatchTier, apply_edits, display_diff, unified_patch};
+use pith_text::{
+    Edit, EditMatch, MatchTier, apply_edits_replacing_all, display_diff, unified_patch,
+};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use crate::paths::{describe_fs_error, not_found_message};
+use crate::paths::{describe_fs_error, not_found_hint};
 use crate::session::Fingerprint;
 use serde_json::Value;
 
@@ -30,6 +32,8 @@ pub(super) struct EditJob {
     /// The path as the model sent it (used in every message).
     pub(super) raw_path: String,
     pub(super) edits: Vec<Edit>,
+    /// Per edit: replace every exact occurrence.
+    pub(super) replace_all: Vec<bool>,
 }
 
 impl EditJob {
@@ -46,7 +50,7 @@ impl EditJob {
                 return Err(ToolContext::moved_by_hook("edit"));
             }
             self.raw_path = args.path;
-            self.edits = super::edits_of(args.edits);
+            (self.edits, self.replace_all) = super::edits_of(args.edits);
         }
         let fs = &*self.fs;
         let raw = self.raw_path.as_str();
@@ -79,7 +83,7 @@ impl EditJob {
             ))
         })?;
         aborted()?;
-        let outcome = apply_edits(original, &self.edits)
+        let outcome = apply_edits_replacing_all(original, &self.edits, &self.replace_all)
             .map_err(|error| ToolError::new(error.render(raw, self.edits.len())))?;
         // Last check: once the atomic write starts it completes.
         aborted()?;
@@ -99,25 +103,37 @@ impl EditJob {
         );
         let mut text = format!(
             "Successfully replaced {} block(s) in {raw}.",
-            self.edits.len()
+            outcome.matches.len()
         );
+        if let Some(note) = replace_all_note(&outcome.matches, &self.replace_all) {
+            text.push('\n');
+            text.push_str(&note);
+        }
         if let Some(note) = fuzzy_note(&outcome.matches) {
             text.push('\n');
             text.push_str(&note);
         }
-        Ok(ToolResult::text(text).with_details(json!({
-            "diff": diff.diff,
-            "patch": patch,
-            "firstChangedLine": diff.first_changed_line,
+        let structured = json!({
+            "path": raw,
+            "replaced": outcome.matches.len(),
             "matches": outcome.matches,
-        })))
+            "firstChangedLine": diff.first_changed_line,
+        });
+        Ok(ToolResult::text(text)
+            .with_structured(structured)
+            .with_details(json!({
+                "diff": diff.diff,
+                "patch": patch,
+                "firstChangedLine": diff.first_changed_line,
+                "matches": outcome.matches,
+            })))
     }
 
     /// Reads the file (checked by [`EditJob::check_file`]).
     async fn read(&self, fs: &dyn FileSystem) -> Result<Vec<u8>, ToolError> {
         match fs.read(&self.path).await {
             Ok(bytes) => Ok(bytes),
-            Err(error) => Err(self.missing_or_failure(fs, &error).await),
+            Err(error) => Err(self.missing_or_failure(&error).await),
         }
     }
 
@@ -125,7 +141,7 @@ impl EditJob {
     async fn check_file(&self, fs: &dyn FileSystem) -> Result<u64, ToolError> {
         let metadata = match fs.metadata(&self.path).await {
             Ok(metadata) => metadata,
-            Err(error) => return Err(self.missing_or_failure(fs, &error).await),
+            Err(error) => return Err(self.missing_or_failure(&error).await),
         };
         match metadata.kind {
             FileKind::File => {}
@@ -145,10 +161,10 @@ impl EditJob {
         Ok(metadata.len)
     }
 
-    async fn missing_or_failure(&self, fs: &dyn FileSystem, error: &FsError) -> ToolError {
+    async fn missing_or_failure(&self, error: &FsError) -> ToolError {
         if error.kind == FsErrorKind::NotFound {
             let lead = format!("Could not edit file: {}. File not found.", self.raw_path);
-            ToolError::new(not_found_message(fs, lead, &self.path).await)
+            ToolError::new(not_found_hint(&self.context, lead, &self.path).await)
         } else {
             self.failure(error)
         }
@@ -162,6 +178,25 @@ impl EditJob {
         };
         ToolError::new(format!("Could not edit file: {}. {reason}", self.raw_path))
     }
+}
+
+/// One line saying how many occurrences each replaceAll edit replaced.
+fn replace_all_note(matches: &[EditMatch], replace_all: &[bool]) -> Option<String> {
+    let parts: Vec<String> = replace_all
+        .iter()
+        .enumerate()
+        .filter(|(_, all)| **all)
+        .map(|(index, _)| {
+            let count = matches.iter().filter(|m| m.index == index).count();
+            let noun = if count == 1 {
+                "occurrence"
+            } else {
+                "occurrences"
+            };
+            format!("edits[{index}] replaced {count} {noun}")
+        })
+        .collect();
+    (!parts.is_empty()).then(|| format!("replaceAll: {}.", parts.join("; ")))
 }
 
 /// One line naming the edits that matched only after normalisation.

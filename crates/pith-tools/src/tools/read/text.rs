@@ -381,6 +381,9 @@ pub(super) fn render(
                 scan.total_lines - after,
                 after + 1
             )
+        } else if scan.total_lines == 0 {
+            // An empty string would look like a failed call.
+            "(empty file)".to_owned()
         } else if scan.ends_with_newline && scan.kept_lines > 0 {
             format!("{}\n", scan.text)
         } else {
@@ -395,6 +398,19 @@ pub(super) fn render(
         );
     }
     (text, details)
+}
+
+/// The structured result: the path, the lines shown, the file's line count and encoding.
+pub(super) fn structured(scan: &Scan, window: &Window, path: &std::path::Path) -> Value {
+    let start = window.start;
+    json!({
+        "path": path.display().to_string(),
+        "startLine": start + 1,
+        "endLine": start + scan.kept_lines,
+        "totalLines": scan.total_lines,
+        "encoding": if scan.lossy { "utf-8-lossy" } else { "utf-8" },
+        "truncated": scan.truncated_by.is_some(),
+    })
 }
 
 /// The offset error, when the window starts past the end of the file.

@@ -69,7 +69,7 @@ fn shows_the_whole_file_with_its_trailing_newline() {
         "alpha\nbeta\ngamma\n"
     );
     assert_eq!(text(b"alpha\nbeta", 0, None), "alpha\nbeta");
-    assert_eq!(text(b"", 0, None), "");
+    assert_eq!(text(b"", 0, None), "(empty file)");
 }
 
 #[test]
