@@ -34,6 +34,7 @@ pub mod fault;
 mod fs;
 mod local;
 mod memory;
+pub mod remote;
 mod sandbox;
 mod search;
 
@@ -48,6 +49,7 @@ pub use crate::exec::{
 pub use crate::fs::{DirEntry, FileKind, FileReader, FileSystem, Metadata};
 pub use crate::local::LocalEnv;
 pub use crate::memory::MemoryEnv;
+pub use crate::remote::RemoteEnv;
 pub use crate::sandbox::{SandboxFallback, SandboxMode, SandboxPolicy, SandboxStatus};
 pub use crate::search::{
     FindEntry, FindOutput, FindRequest, GrepLine, GrepOutput, GrepRequest, Search,

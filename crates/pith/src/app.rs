@@ -9,7 +9,7 @@ use tracing_subscriber::EnvFilter;
 
 use crate::cli::{Cli, LogLevel};
 use crate::config::{Command, Config, UsageError};
-use crate::{batch, call, mcp_cmd, signals, tools_cmd};
+use crate::{batch, call, mcp_cmd, remote, signals, tools_cmd};
 
 /// Exit status for usage errors and failures that are not a tool's result.
 const USAGE: i32 = 2;
@@ -37,13 +37,17 @@ pub(crate) fn run() -> i32 {
         Ok(runtime) => runtime,
         Err(error) => return report(&error.into()),
     };
-    let env = Env::local();
+    let local = Env::local();
     let outcome = runtime.block_on(async {
+        // With --remote the tools run against the far side's ports.
+        let (command, env) = remote::connect(config.command, &local).await?;
         signals::install(env.clone())?;
-        dispatch(config.command, &env).await
+        let outcome = dispatch(command, &env).await;
+        env.exec.kill_all();
+        outcome
     });
     // Every process group a tool started dies with pith.
-    env.exec.kill_all();
+    local.exec.kill_all();
     // A blocking stdin read cannot be cancelled: do not wait for it.
     runtime.shutdown_background();
     match outcome {
@@ -58,6 +62,12 @@ async fn dispatch(command: Command, env: &Env) -> anyhow::Result<i32> {
         Command::Batch(workspace) => batch::run(workspace, env).await,
         Command::Tools(config) => tools_cmd::run(&config, env),
         Command::Mcp(workspace) => mcp_cmd::run(workspace, env).await,
+        Command::Serve => {
+            // This machine's ports for a near pith, until it closes stdin.
+            let local = std::sync::Arc::new(pith_env::LocalEnv::new());
+            pith_env::remote::serve(tokio::io::stdin(), tokio::io::stdout(), local).await?;
+            Ok(0)
+        }
         Command::SandboxStatus(workspace) => {
             let mut stdout = std::io::stdout().lock();
             writeln!(stdout, "{}", workspace.describe_safety())?;

@@ -44,10 +44,12 @@ pub(crate) enum Command {
     Mcp(Workspace),
     /// `pith sandbox status`.
     SandboxStatus(Workspace),
+    /// `pith serve --stdio`.
+    Serve,
 }
 
 /// Where the tools work and which ones exist: the shared flags, validated.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub(crate) struct Workspace {
     /// The canonical working directory.
     pub(crate) cwd: PathBuf,
@@ -55,6 +57,9 @@ pub(crate) struct Workspace {
     pub(crate) tools: Vec<&'static str>,
     /// Roots, protected paths and the sandbox.
     pub(crate) safety: Safety,
+    /// `--remote`: where the tools run instead of here. Until connected, `cwd`
+    /// and `safety` are placeholders: the far side resolves them.
+    pub(crate) remote: Option<pith_env::remote::RemoteOptions>,
 }
 
 /// The safety flags, validated.
@@ -65,6 +70,16 @@ pub(crate) struct Safety {
     /// The OS sandbox bash commands run in.
     pub(crate) sandbox: SandboxPolicy,
 }
+
+impl PartialEq for Workspace {
+    fn eq(&self, other: &Workspace) -> bool {
+        (&self.cwd, &self.tools, &self.safety) == (&other.cwd, &other.tools, &other.safety)
+            && self.remote.as_ref().map(|r| (&r.prefix, &r.policy))
+                == other.remote.as_ref().map(|r| (&r.prefix, &r.policy))
+    }
+}
+
+impl Eq for Workspace {}
 
 impl PartialEq for Safety {
     fn eq(&self, other: &Safety) -> bool {
@@ -149,7 +164,7 @@ impl Config {
     pub(crate) fn from_cli(cli: Cli) -> Result<Config, UsageError> {
         let command = match cli.command {
             cli::Command::Call(args) => Command::Call(CallConfig {
-                workspace: workspace(args.workspace, Front::OneShot)?,
+                workspace: workspace(args.workspace, args.remote, Front::OneShot)?,
                 input: match args.args.as_deref() {
                     None | Some("-") => ArgsInput::Stdin,
                     Some(text) => ArgsInput::Inline(parse_json_args(text, "the JSON argument")?),
@@ -157,15 +172,20 @@ impl Config {
                 tool: args.tool,
                 json: args.json,
             }),
-            cli::Command::Batch(args) => Command::Batch(workspace(args.workspace, Front::OneShot)?),
+            cli::Command::Batch(args) => {
+                Command::Batch(workspace(args.workspace, args.remote, Front::OneShot)?)
+            }
             cli::Command::Tools(args) => Command::Tools(ToolsConfig {
                 tools: selection(args.selection.tools.as_deref())?,
                 json: args.json,
             }),
-            cli::Command::Mcp(args) => Command::Mcp(workspace(args.workspace, Front::Mcp)?),
+            cli::Command::Mcp(args) => {
+                Command::Mcp(workspace(args.workspace, args.remote, Front::Mcp)?)
+            }
+            cli::Command::Serve(_) => Command::Serve,
             cli::Command::Sandbox(cli::SandboxCommand::Status(args)) => {
                 let front = if args.mcp { Front::Mcp } else { Front::OneShot };
-                Command::SandboxStatus(workspace(args.workspace, front)?)
+                Command::SandboxStatus(workspace(args.workspace, cli::RemoteArgs::default(), front)?)
             }
         };
         Ok(Config {
@@ -196,13 +216,21 @@ enum Front {
     Mcp,
 }
 
-fn workspace(args: cli::WorkspaceArgs, front: Front) -> Result<Workspace, UsageError> {
+fn workspace(
+    args: cli::WorkspaceArgs,
+    remote: cli::RemoteArgs,
+    front: Front,
+) -> Result<Workspace, UsageError> {
+    if let Some(prefix) = remote.remote.clone() {
+        return crate::remote::workspace(args, prefix, remote, front == Front::Mcp);
+    }
     let cwd = working_directory(args.cwd.as_deref())?;
     let safety = safety(&args.safety, &cwd, front)?;
     Ok(Workspace {
         cwd,
         tools: selection(args.selection.tools.as_deref())?,
         safety,
+        remote: None,
     })
 }
 
