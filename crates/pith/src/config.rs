@@ -185,7 +185,11 @@ impl Config {
             cli::Command::Serve(_) => Command::Serve,
             cli::Command::Sandbox(cli::SandboxCommand::Status(args)) => {
                 let front = if args.mcp { Front::Mcp } else { Front::OneShot };
-                Command::SandboxStatus(workspace(args.workspace, cli::RemoteArgs::default(), front)?)
+                Command::SandboxStatus(workspace(
+                    args.workspace,
+                    cli::RemoteArgs::default(),
+                    front,
+                )?)
             }
         };
         Ok(Config {

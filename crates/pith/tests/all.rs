@@ -11,6 +11,7 @@ mod file_tools;
 mod file_tools_stress;
 mod mcp;
 mod reliability;
+mod remote;
 mod safety;
 mod search;
 mod support;

@@ -51,7 +51,7 @@ struct Conn {
     next_id: AtomicU64,
     log_errors: Mutex<HashMap<u64, String>>,
     hello: ServerHello,
-    _child: Child,
+    child: Child,
 }
 
 #[derive(Default)]
@@ -222,6 +222,13 @@ impl RemoteEnv {
         &self.inner.info
     }
 
+    /// The process id of the live connection's transport command (the
+    /// `sh -c '<prefix> "$@"'` pith started), if connected; for diagnostics
+    /// and fault tests.
+    pub fn transport_pid(&self) -> Option<u32> {
+        self.current().and_then(|conn| conn.child.id())
+    }
+
     /// The transport command, as given.
     pub fn remote(&self) -> &str {
         &self.inner.options.prefix
@@ -255,7 +262,9 @@ impl RemoteEnv {
                 Err(error) => last = error.to_string(),
             }
         }
-        Err(format!("{last} (after {RECONNECT_ATTEMPTS} attempts to reconnect)"))
+        Err(format!(
+            "{last} (after {RECONNECT_ATTEMPTS} attempts to reconnect)"
+        ))
     }
 
     fn current(&self) -> Option<Arc<Conn>> {
@@ -341,7 +350,10 @@ impl FileSystem for RemoteEnv {
     async fn open(&self, path: &Path) -> Result<Box<dyn FileReader>, FsError> {
         let lost = |message: String| FsError::new(FsErrorKind::Other, path).with_detail(message);
         let conn = self.conn().await.map_err(lost)?;
-        let mut ticket = conn.start(Call::Open { path: wpath(path) }).await.map_err(lost)?;
+        let mut ticket = conn
+            .start(Call::Open { path: wpath(path) })
+            .await
+            .map_err(lost)?;
         // The first event says whether the file opened.
         let mut reader = RemoteReader {
             ticket: None,
@@ -387,7 +399,10 @@ impl FileSystem for RemoteEnv {
     }
 
     async fn metadata(&self, path: &Path) -> Result<Metadata, FsError> {
-        match self.fs_call(Call::Metadata { path: wpath(path) }, path).await? {
+        match self
+            .fs_call(Call::Metadata { path: wpath(path) }, path)
+            .await?
+        {
             Reply::Metadata(metadata) => Ok(metadata.into()),
             _ => Err(unexpected(path)),
         }
@@ -402,7 +417,10 @@ impl FileSystem for RemoteEnv {
     }
 
     async fn read_dir(&self, path: &Path) -> Result<Vec<DirEntry>, FsError> {
-        match self.fs_call(Call::ReadDir { path: wpath(path) }, path).await? {
+        match self
+            .fs_call(Call::ReadDir { path: wpath(path) }, path)
+            .await?
+        {
             Reply::Entries(entries) => Ok(wire::dir_entries(entries)),
             _ => Err(unexpected(path)),
         }
@@ -425,7 +443,10 @@ impl FileSystem for RemoteEnv {
     }
 
     async fn remove_dir(&self, path: &Path) -> Result<(), FsError> {
-        match self.fs_call(Call::RemoveDir { path: wpath(path) }, path).await? {
+        match self
+            .fs_call(Call::RemoveDir { path: wpath(path) }, path)
+            .await?
+        {
             Reply::Unit => Ok(()),
             _ => Err(unexpected(path)),
         }
@@ -665,7 +686,9 @@ async fn open(options: &RemoteOptions) -> Result<Arc<Conn>, RemoteError> {
             Ok(Some(ToClient::Fatal { message })) => Err(message),
             Ok(Some(_)) => Err("the far side did not answer the handshake".to_owned()),
             Ok(None) => Err("the transport closed before the handshake".to_owned()),
-            Err(error) => Err(format!("the far side did not speak the pith protocol ({error})")),
+            Err(error) => Err(format!(
+                "the far side did not speak the pith protocol ({error})"
+            )),
         }
     };
     let hello = match tokio::time::timeout(HANDSHAKE_TIMEOUT, handshake).await {
@@ -687,7 +710,9 @@ async fn open(options: &RemoteOptions) -> Result<Arc<Conn>, RemoteError> {
         }
     };
     if let Some(refused) = &hello.refused {
-        return Err(fail(format!("the far pith refused the connection: {refused}")));
+        return Err(fail(format!(
+            "the far pith refused the connection: {refused}"
+        )));
     }
     if hello.pith_version != env!("CARGO_PKG_VERSION") {
         return Err(fail(format!(
@@ -709,7 +734,7 @@ async fn open(options: &RemoteOptions) -> Result<Arc<Conn>, RemoteError> {
         next_id: AtomicU64::new(1),
         log_errors: Mutex::new(HashMap::new()),
         hello,
-        _child: child,
+        child,
     });
     tokio::spawn(read_loop(Arc::downgrade(&conn), stdout, tail));
     Ok(conn)
@@ -765,7 +790,10 @@ async fn install(
             continue; // e.g. a banner from the far shell's startup files
         };
         let far = super::uname_platform(uname);
-        let near = (std::env::consts::OS.to_owned(), std::env::consts::ARCH.to_owned());
+        let near = (
+            std::env::consts::OS.to_owned(),
+            std::env::consts::ARCH.to_owned(),
+        );
         if far != near {
             let _ = stdin.write_all(b"abort\n").await;
             let _ = stdin.flush().await;
@@ -785,9 +813,9 @@ async fn install(
                 env!("CARGO_PKG_VERSION")
             ));
         }
-        let bytes = tokio::fs::read(executable)
-            .await
-            .map_err(|error| format!("cannot read {} to upload it: {error}", executable.display()))?;
+        let bytes = tokio::fs::read(executable).await.map_err(|error| {
+            format!("cannot read {} to upload it: {error}", executable.display())
+        })?;
         let sum = super::sha256_hex(&bytes);
         stdin
             .write_all(format!("upload {} {sum}\n", bytes.len()).as_bytes())

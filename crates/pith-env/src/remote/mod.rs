@@ -150,7 +150,11 @@ fn uname_platform(uname: &str) -> (String, String) {
         "amd64" => "x86_64".to_owned(),
         other => other.to_owned(),
     };
-    let os = if os == "darwin" { "macos".to_owned() } else { os };
+    let os = if os == "darwin" {
+        "macos".to_owned()
+    } else {
+        os
+    };
     (os, arch)
 }
 

@@ -490,8 +490,7 @@ async fn exec(shared: &Shared, id: u64, request: ExecWire) -> Reply {
             Err(tokio::sync::TryAcquireError::Closed) => return,
             Err(tokio::sync::TryAcquireError::NoPermits) => {
                 let handle = tokio::runtime::Handle::current();
-                let acquired =
-                    tokio::task::block_in_place(|| handle.block_on(credits.acquire()));
+                let acquired = tokio::task::block_in_place(|| handle.block_on(credits.acquire()));
                 match acquired {
                     Ok(permit) => permit.forget(),
                     Err(_) => return,

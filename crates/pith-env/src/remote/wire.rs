@@ -145,19 +145,42 @@ pub(crate) struct RemotePolicyWire {
 /// server's dispatcher, one forwarding method in the client.
 #[derive(Debug, Serialize, Deserialize)]
 pub(crate) enum Call {
-    Read { path: WPath },
-    ReadRange { path: WPath, offset: u64, max_len: u64 },
+    Read {
+        path: WPath,
+    },
+    ReadRange {
+        path: WPath,
+        offset: u64,
+        max_len: u64,
+    },
     /// Streams the file as [`ToClient::Chunk`]s, ends with [`Reply::Unit`].
-    Open { path: WPath },
+    Open {
+        path: WPath,
+    },
     /// Followed by `len` bytes of [`ToServer::Data`]; the far side writes
     /// only once every byte arrived.
-    WriteAtomic { path: WPath, len: u64 },
-    Metadata { path: WPath },
-    SymlinkMetadata { path: WPath },
-    ReadDir { path: WPath },
-    Canonicalize { path: WPath },
-    CreateDirAll { path: WPath },
-    RemoveDir { path: WPath },
+    WriteAtomic {
+        path: WPath,
+        len: u64,
+    },
+    Metadata {
+        path: WPath,
+    },
+    SymlinkMetadata {
+        path: WPath,
+    },
+    ReadDir {
+        path: WPath,
+    },
+    Canonicalize {
+        path: WPath,
+    },
+    CreateDirAll {
+        path: WPath,
+    },
+    RemoveDir {
+        path: WPath,
+    },
     /// Streams output as [`ToClient::Output`], ends with [`Reply::Exec`].
     Exec(ExecWire),
     Grep(GrepWire),
