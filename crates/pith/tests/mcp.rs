@@ -19,7 +19,7 @@ pub(crate) struct Server {
     stdin: Option<ChildStdin>,
     lines: Receiver<Value>,
     /// Notifications seen while waiting for responses.
-    notifications: Vec<Value>,
+    pub(crate) notifications: Vec<Value>,
 }
 
 impl Server {

@@ -11,6 +11,7 @@
 
 mod cli;
 mod faults;
+mod mcp;
 mod ports;
 mod ssh;
 
@@ -66,7 +67,13 @@ pub(crate) fn process_with(marker: &str) -> bool {
         if !name.bytes().all(|b| b.is_ascii_digit()) {
             return false;
         }
-        let cmdline = std::fs::read(format!("/proc/{name}/cmdline")).unwrap_or_default();
+        let mut cmdline = std::fs::read(format!("/proc/{name}/cmdline")).unwrap_or_default();
+        // Arguments are NUL-separated: `sleep\0100` reads as `sleep 100`.
+        for byte in &mut cmdline {
+            if *byte == 0 {
+                *byte = b' ';
+            }
+        }
         let state = std::fs::read_to_string(format!("/proc/{name}/stat")).unwrap_or_default();
         let zombie = state
             .rsplit_once(')')
