@@ -267,6 +267,21 @@ impl RemoteEnv {
         ))
     }
 
+    /// Starts a call on the live connection. A connection found lost before
+    /// the call was sent (so the far side never saw it) is replaced and the
+    /// call started once more on the new one.
+    async fn begin(&self, call: Call) -> Result<(Arc<Conn>, Ticket), String> {
+        let conn = self.conn().await?;
+        match conn.start(call.clone()).await {
+            Ok(ticket) => Ok((conn, ticket)),
+            Err(_) => {
+                let conn = self.conn().await?;
+                let ticket = conn.start(call).await?;
+                Ok((conn, ticket))
+            }
+        }
+    }
+
     fn current(&self) -> Option<Arc<Conn>> {
         self.inner
             .current
@@ -279,8 +294,7 @@ impl RemoteEnv {
     /// Runs a file-system call to its reply.
     async fn fs_call(&self, call: Call, path: &Path) -> Result<Reply, FsError> {
         let lost = |message: String| FsError::new(FsErrorKind::Other, path).with_detail(message);
-        let conn = self.conn().await.map_err(lost)?;
-        let mut ticket = conn.start(call).await.map_err(lost)?;
+        let (_, mut ticket) = self.begin(call).await.map_err(lost)?;
         match ticket.reply().await.map_err(lost)? {
             Reply::FsError(error) => Err(error.into()),
             reply => Ok(reply),
@@ -297,8 +311,7 @@ impl RemoteEnv {
         let lost = |message: String| {
             SearchError::Fs(FsError::new(FsErrorKind::Other, root).with_detail(message))
         };
-        let conn = self.conn().await.map_err(lost)?;
-        let mut ticket = conn.start(call).await.map_err(lost)?;
+        let (_, mut ticket) = self.begin(call).await.map_err(lost)?;
         let mut cancelled = false;
         loop {
             tokio::select! {
@@ -349,11 +362,8 @@ impl FileSystem for RemoteEnv {
 
     async fn open(&self, path: &Path) -> Result<Box<dyn FileReader>, FsError> {
         let lost = |message: String| FsError::new(FsErrorKind::Other, path).with_detail(message);
-        let conn = self.conn().await.map_err(lost)?;
-        let mut ticket = conn
-            .start(Call::Open { path: wpath(path) })
-            .await
-            .map_err(lost)?;
+        let call = Call::Open { path: wpath(path) };
+        let (_, mut ticket) = self.begin(call).await.map_err(lost)?;
         // The first event says whether the file opened.
         let mut reader = RemoteReader {
             ticket: None,
@@ -376,12 +386,11 @@ impl FileSystem for RemoteEnv {
 
     async fn write_atomic(&self, path: &Path, contents: &[u8]) -> Result<(), FsError> {
         let lost = |message: String| FsError::new(FsErrorKind::Other, path).with_detail(message);
-        let conn = self.conn().await.map_err(lost)?;
         let call = Call::WriteAtomic {
             path: wpath(path),
             len: contents.len() as u64,
         };
-        let mut ticket = conn.start(call).await.map_err(lost)?;
+        let (conn, mut ticket) = self.begin(call).await.map_err(lost)?;
         for chunk in contents.chunks(wire::CHUNK) {
             let data = ToServer::Data {
                 id: ticket.id,
@@ -508,9 +517,8 @@ impl Exec for RemoteEnv {
         sink: &mut dyn OutputSink,
         cancel: CancellationToken,
     ) -> Result<ExecOutcome, ExecError> {
-        let conn = self.conn().await.map_err(ExecError::Io)?;
-        let mut ticket = conn
-            .start(Call::Exec((&request).into()))
+        let (conn, mut ticket) = self
+            .begin(Call::Exec((&request).into()))
             .await
             .map_err(ExecError::Io)?;
         let mut cancelled = false;

@@ -143,7 +143,7 @@ pub(crate) struct RemotePolicyWire {
 
 /// One port call. Adding a port method = one variant here, one arm in the
 /// server's dispatcher, one forwarding method in the client.
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) enum Call {
     Read {
         path: WPath,
@@ -451,7 +451,7 @@ impl SandboxWire {
     }
 }
 
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct ExecWire {
     program: WPath,
     args: Vec<Vec<u8>>,
@@ -547,7 +547,7 @@ impl From<ExecOutcomeWire> for ExecOutcome {
     }
 }
 
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct GrepWire {
     pattern: String,
     root: WPath,
@@ -633,7 +633,7 @@ impl From<GrepOutputWire> for GrepOutput {
     }
 }
 
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct FindWire {
     pattern: String,
     root: WPath,

@@ -65,6 +65,43 @@ async fn gone(pids: &[u32]) -> bool {
     false
 }
 
+/// A prefix that marks the far side's environment, so the test can find the
+/// far processes (over SSH they are not its descendants).
+fn marked(prefix: &str) -> (String, String) {
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let mark = format!("PITH_FAULT_MARK=m{}x{n}", std::process::id());
+    (format!("{prefix} env {mark}"), mark)
+}
+
+/// Waits (up to 20 s) until no process carries `mark` in its environment.
+async fn far_gone(mark: &str) -> bool {
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(20) {
+        let alive = std::fs::read_dir("/proc").unwrap().flatten().any(|entry| {
+            let environ = std::fs::read(entry.path().join("environ")).unwrap_or_default();
+            environ.split(|&b| b == 0).any(|var| var == mark.as_bytes())
+        });
+        if !alive {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    false
+}
+
+/// Waits (up to 20 s) until the near side noticed its connection is gone.
+async fn noticed(remote: &pith_env::RemoteEnv) -> bool {
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(20) {
+        if remote.transport_pid().is_none() {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    false
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn connection_lost_mid_command_kills_the_far_tree_and_the_next_call_reconnects() {
     lost_mid_command_over(RELAY, "cat").await;
@@ -74,6 +111,8 @@ async fn connection_lost_mid_command_kills_the_far_tree_and_the_next_call_reconn
 /// long command: the call fails naming the remote, the far tree dies, the
 /// next call reconnects.
 pub(crate) async fn lost_mid_command_over(prefix: &str, name: &str) {
+    let (prefix, mark) = marked(prefix);
+    let prefix = prefix.as_str();
     let remote = connect(prefix).await;
     let transport = remote.transport_pid().unwrap();
     let marker = format!("31{}09", std::process::id());
@@ -97,6 +136,10 @@ pub(crate) async fn lost_mid_command_over(prefix: &str, name: &str) {
     assert!(error.contains("connection lost"), "{error}");
     assert!(gone(&far).await, "the far side outlived its connection");
     assert!(
+        far_gone(&mark).await,
+        "the far side outlived its connection"
+    );
+    assert!(
         !process_with(&format!("sleep {marker}")),
         "the far tree outlived the connection"
     );
@@ -116,7 +159,8 @@ async fn connection_lost_mid_write_leaves_the_old_bytes_or_the_new_and_no_temp_f
 /// Cuts the connection `rounds` times at growing delays into a write of
 /// `size` bytes: the file is the old bytes or the new every time, no temp file.
 pub(crate) async fn lost_mid_write_over(prefix: &str, name: &str, rounds: u64, size: usize) {
-    let remote = connect(prefix).await;
+    let (prefix, mark) = marked(prefix);
+    let remote = connect(&prefix).await;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("target.bin");
     let old = vec![b'o'; 1 << 20];
@@ -138,7 +182,15 @@ pub(crate) async fn lost_mid_write_over(prefix: &str, name: &str, rounds: u64, s
         let result = writer.await.unwrap();
         assert!(
             gone(&far).await,
+            "round {round}: the transport outlived the cut"
+        );
+        assert!(
+            far_gone(&mark).await,
             "round {round}: the far side outlived its connection"
+        );
+        assert!(
+            noticed(&remote).await,
+            "round {round}: the loss went unnoticed"
         );
         let contents = std::fs::read(&path).unwrap();
         assert!(
@@ -157,4 +209,57 @@ pub(crate) async fn lost_mid_write_over(prefix: &str, name: &str, rounds: u64, s
         outcomes.push(contents == new);
     }
     eprintln!("new bytes after the cut in rounds: {outcomes:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sessions_read_tracking_survives_a_reconnect() {
+    use pith_tools::{CallOptions, OverwritePolicy, ToolSet};
+    use std::sync::Arc;
+
+    let remote = connect(RELAY).await;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("read.txt"), "before\n").unwrap();
+    std::fs::write(dir.path().join("unread.txt"), "before\n").unwrap();
+    let far = Arc::new(remote.clone());
+    let env = pith_env::Env {
+        fs: far.clone(),
+        exec: far.clone(),
+        search: far,
+    };
+    let session = ToolSet::builder(env)
+        .cwd(dir.path())
+        .overwrite_policy(OverwritePolicy::RequireRead)
+        .build()
+        .session();
+    let call = |tool: &'static str, args: serde_json::Value| {
+        let session = session.clone();
+        async move { session.call(tool, args, CallOptions::default()).await }
+    };
+    let read = call("read", serde_json::json!({"path": "read.txt"})).await;
+    assert!(!read.is_error);
+
+    let transport = remote.transport_pid().unwrap();
+    let far = cut(transport, "cat");
+    assert!(gone(&far).await, "the far side outlived its connection");
+    assert!(noticed(&remote).await, "the loss went unnoticed");
+
+    // The write reconnects, and the session still knows the file was read.
+    let wrote = call(
+        "write",
+        serde_json::json!({"path": "read.txt", "content": "after\n"}),
+    )
+    .await;
+    assert!(!wrote.is_error, "{wrote:?}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("read.txt")).unwrap(),
+        "after\n"
+    );
+    assert_ne!(remote.transport_pid(), Some(transport));
+    // ... and still refuses a file it never read.
+    let refused = call(
+        "write",
+        serde_json::json!({"path": "unread.txt", "content": "x\n"}),
+    )
+    .await;
+    assert!(refused.is_error, "{refused:?}");
 }
