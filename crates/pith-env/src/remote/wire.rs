@@ -1,7 +1,8 @@
 //! The wire protocol of `pith serve --stdio`: message types and framing.
 //!
 //! Every message is one frame: a 4-byte big-endian length, then the message
-//! encoded with `postcard`. Paths and OS strings travel as raw bytes (Unix
+//! encoded with `postcard`; bulk bytes (file data, output) are `serde_bytes`,
+//! copied whole rather than element by element. Paths and OS strings travel as raw bytes (Unix
 //! paths need not be UTF-8). The port types get wire twins here rather than
 //! serde derives on the ports themselves, so the ports stay free of the
 //! protocol and the protocol can be versioned on its own.
@@ -60,7 +61,11 @@ pub(crate) enum ToServer {
     /// Starts request `id`.
     Call { id: u64, call: Call },
     /// Body bytes of request `id` (the contents of a write).
-    Data { id: u64, bytes: Vec<u8> },
+    Data {
+        id: u64,
+        #[serde(with = "serde_bytes")]
+        bytes: Vec<u8>,
+    },
     /// The near side consumed `chunks` more chunks of stream `id`.
     Credit { id: u64, chunks: u32 },
     /// Cancels request `id` (kills a command's tree, stops a search or stream).
@@ -73,7 +78,11 @@ pub(crate) enum ToServer {
     LogCreate { log: u64, path: WPath },
     /// Appends to output log `log`; no reply,
     /// a failure comes back as [`ToClient::LogError`].
-    LogAppend { log: u64, bytes: Vec<u8> },
+    LogAppend {
+        log: u64,
+        #[serde(with = "serde_bytes")]
+        bytes: Vec<u8>,
+    },
     /// Closes output log `log`.
     LogClose { log: u64 },
 }
@@ -86,11 +95,16 @@ pub(crate) enum ToClient {
     /// The final answer to request `id`.
     Reply { id: u64, reply: Reply },
     /// A chunk of stream `id` (file bytes of `open`).
-    Chunk { id: u64, bytes: Vec<u8> },
+    Chunk {
+        id: u64,
+        #[serde(with = "serde_bytes")]
+        bytes: Vec<u8>,
+    },
     /// Output of command `id`.
     Output {
         id: u64,
         stderr: bool,
+        #[serde(with = "serde_bytes")]
         bytes: Vec<u8>,
     },
     /// Writing to output log `log` failed.
@@ -191,7 +205,7 @@ pub(crate) enum Call {
 #[derive(Debug, Serialize, Deserialize)]
 pub(crate) enum Reply {
     Unit,
-    Bytes(Vec<u8>),
+    Bytes(#[serde(with = "serde_bytes")] Vec<u8>),
     Metadata(MetadataWire),
     Entries(Vec<(Vec<u8>, KindWire)>),
     Path(WPath),
