@@ -508,3 +508,70 @@ async fn exec(shared: &Shared, id: u64, request: ExecWire) -> Reply {
         Err(error) => Reply::ExecError(error.into()),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_floor_raises_a_weaker_sandbox_and_keeps_a_stronger_one() {
+        let floor = SandboxPolicy {
+            mode: SandboxMode::WorkspaceWrite,
+            writable: vec![PathBuf::from("/work")],
+            deny_network: true,
+            fallback: SandboxFallback::Refuse,
+        };
+        let mut off = SandboxPolicy::off();
+        apply_floor(&mut off, &floor);
+        assert_eq!(off, floor);
+        let mut read_only = SandboxPolicy {
+            mode: SandboxMode::ReadOnly,
+            ..SandboxPolicy::off()
+        };
+        apply_floor(&mut read_only, &floor);
+        assert_eq!(read_only.mode, SandboxMode::ReadOnly);
+        assert!(read_only.deny_network);
+        let mut unchanged = SandboxPolicy::off();
+        apply_floor(&mut unchanged, &SandboxPolicy::off());
+        assert_eq!(unchanged, SandboxPolicy::off());
+    }
+
+    #[test]
+    fn the_policy_resolves_here_expanding_the_home_and_refusing_missing_roots() {
+        let home = tempfile::tempdir().unwrap();
+        std::fs::create_dir(home.path().join("project")).unwrap();
+        let home_path = home.path().canonicalize().unwrap();
+        let policy = RemotePolicyWire {
+            cwd: Some(b"~/project".to_vec()),
+            cwd_is_root: true,
+            sandbox_mode: "workspace-write".to_owned(),
+            ..RemotePolicyWire::default()
+        };
+        let (cwd, roots, floor) = resolve_policy(&policy, Some(&home_path), true).unwrap();
+        assert_eq!(cwd, home_path.join("project"));
+        assert_eq!(roots, vec![cwd.clone()]);
+        assert_eq!(floor.mode, SandboxMode::WorkspaceWrite);
+        assert_eq!(floor.writable, vec![cwd.clone()]);
+
+        let auto = RemotePolicyWire {
+            auto_sandbox: true,
+            ..RemotePolicyWire::default()
+        };
+        let (_, _, floor) = resolve_policy(&auto, Some(&home_path), false).unwrap();
+        assert_eq!(
+            floor.mode,
+            SandboxMode::Off,
+            "no Landlock there: auto stays off"
+        );
+
+        let missing = RemotePolicyWire {
+            roots: vec![b"/no/such/root".to_vec()],
+            ..RemotePolicyWire::default()
+        };
+        let error = resolve_policy(&missing, Some(&home_path), true).unwrap_err();
+        assert_eq!(
+            error,
+            "--root /no/such/root: no such directory on the remote"
+        );
+    }
+}
