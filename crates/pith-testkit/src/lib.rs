@@ -68,10 +68,7 @@ impl Prerequisite {
 ///
 /// When `PITH_PRESENT` lists the prerequisite: the test command checked that it exists,
 /// so the test should have run.
-#[allow(
-    clippy::print_stderr,
-    reason = "a skip must be visible in the test's output"
-)]
+#[allow(clippy::print_stderr, reason = "a skip must be visible in the test's output")]
 pub fn skip(test: &str, prerequisite: Prerequisite, reason: &str) {
     let key = prerequisite.key();
     let present = std::env::var("PITH_PRESENT").unwrap_or_default();
