@@ -34,6 +34,7 @@ pub mod fault;
 mod fs;
 mod local;
 mod memory;
+pub mod remote;
 mod sandbox;
 mod search;
 
@@ -50,6 +51,7 @@ pub use crate::fs::{
 };
 pub use crate::local::{LocalEnv, OUTPUT_CAP, output_dir, prune_output_dir};
 pub use crate::memory::MemoryEnv;
+pub use crate::remote::RemoteEnv;
 pub use crate::sandbox::{SandboxFallback, SandboxMode, SandboxPolicy, SandboxStatus};
 pub use crate::search::{
     BinaryFile, FindEntry, FindOutput, FindRequest, GrepLine, GrepOutput, GrepRequest, Search,

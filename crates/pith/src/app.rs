@@ -9,7 +9,7 @@ use tracing_subscriber::EnvFilter;
 
 use crate::cli::{Cli, LogLevel};
 use crate::config::{Command, Config, UsageError};
-use crate::{batch, call, mcp_cmd, signals, tools_cmd};
+use crate::{batch, call, mcp_cmd, remote, signals, tools_cmd};
 
 /// Exit status for usage errors and failures that are not a tool's result.
 const USAGE: i32 = 2;
@@ -44,13 +44,17 @@ pub(crate) fn run() -> i32 {
     };
     // Old full-output files: older than 24 hours, then the oldest beyond 2 GiB.
     pith_env::prune_output_dir(&pith_env::output_dir());
-    let env = Env::local();
+    let local = Env::local();
     let outcome = runtime.block_on(async {
+        // With --remote the tools run against the far side's ports.
+        let (command, env) = remote::connect(config.command, &local).await?;
         signals::install(env.clone())?;
-        dispatch(config.command, &env).await
+        let outcome = dispatch(command, &env).await;
+        env.exec.kill_all();
+        outcome
     });
     // Every process group a tool started dies with pith.
-    env.exec.kill_all();
+    local.exec.kill_all();
     // A blocking stdin read cannot be cancelled: do not wait for it.
     runtime.shutdown_background();
     match outcome {
@@ -66,6 +70,12 @@ async fn dispatch(command: Command, env: &Env) -> anyhow::Result<i32> {
         Command::Prompt(tools) => tools_cmd::prompt(&tools, env),
         Command::Tools(config) => tools_cmd::run(&config, env),
         Command::Mcp(workspace) => mcp_cmd::run(workspace, env).await,
+        Command::Serve => {
+            // This machine's ports for a near pith, until it closes stdin.
+            let local = std::sync::Arc::new(pith_env::LocalEnv::new());
+            pith_env::remote::serve(tokio::io::stdin(), tokio::io::stdout(), local).await?;
+            Ok(0)
+        }
         Command::SandboxStatus(workspace, json) => {
             let mut stdout = std::io::stdout().lock();
             if json {

@@ -105,6 +105,45 @@ pub(crate) enum Command {
     /// Say what the OS sandbox enforces on this kernel.
     #[command(subcommand)]
     Sandbox(SandboxCommand),
+    /// Serve this machine's file system, processes and search to a remote pith
+    /// (`--remote`) over stdin/stdout; see docs/remote.md.
+    #[command(after_help = SERVE_EXAMPLES)]
+    Serve(ServeArgs),
+}
+
+const SERVE_EXAMPLES: &str = "\
+pith starts this itself on the far side of --remote; you rarely run it by hand.
+
+Examples:
+  pith call ls '{\"path\":\".\"}' --remote 'ssh -T dev@box' --cwd '~/project'
+  pith mcp --remote 'docker exec -i app' --cwd /work";
+
+/// `pith serve`.
+#[derive(Debug, Args)]
+pub(crate) struct ServeArgs {
+    /// Speak the remote protocol on stdin/stdout (the only transport).
+    #[arg(long, required = true)]
+    pub(crate) stdio: bool,
+}
+
+/// Where the tools run: this machine, or another one through a transport command.
+#[derive(Debug, Args, Default)]
+pub(crate) struct RemoteArgs {
+    /// Run the tools on another machine, container or pod: pith runs
+    /// `PREFIX <far pith> serve --stdio`. Paths, `~` and --cwd are the far side's
+    /// (quote `~`). Examples: --remote 'ssh -T dev@box', --remote 'docker exec -i app',
+    /// --remote 'kubectl exec -i pod/agent-7 --'
+    #[arg(long, value_name = "PREFIX")]
+    pub(crate) remote: Option<String>,
+
+    /// The pith executable on the far side [default: ~/.cache/pith/<version>/pith there,
+    /// uploaded from this one when missing]. Example: --remote-pith /usr/local/bin/pith
+    #[arg(long, value_name = "PATH", requires = "remote")]
+    pub(crate) remote_pith: Option<PathBuf>,
+
+    /// Do not upload this pith to the far side when it has none: fail instead.
+    #[arg(long, requires = "remote")]
+    pub(crate) no_remote_install: bool,
 }
 
 /// `pith sandbox ...`.
@@ -229,6 +268,9 @@ pub(crate) struct CallArgs {
 
     #[command(flatten)]
     pub(crate) workspace: WorkspaceArgs,
+
+    #[command(flatten)]
+    pub(crate) remote: RemoteArgs,
 }
 
 /// The usage line of `pith call`, the same in its errors and in --help.
@@ -271,6 +313,9 @@ pub(crate) struct BatchArgs {
 
     #[command(flatten)]
     pub(crate) workspace: WorkspaceArgs,
+
+    #[command(flatten)]
+    pub(crate) remote: RemoteArgs,
 }
 
 /// `pith tools`.
@@ -290,6 +335,9 @@ pub(crate) struct ToolsArgs {
 pub(crate) struct McpArgs {
     #[command(flatten)]
     pub(crate) workspace: WorkspaceArgs,
+
+    #[command(flatten)]
+    pub(crate) remote: RemoteArgs,
 }
 
 /// `--log-level`.

@@ -46,10 +46,12 @@ pub(crate) enum Command {
     Mcp(Workspace),
     /// `pith sandbox status` (`--json`).
     SandboxStatus(Workspace, bool),
+    /// `pith serve --stdio`.
+    Serve,
 }
 
 /// Where the tools work and which ones exist: the shared flags, validated.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub(crate) struct Workspace {
     /// The canonical working directory.
     pub(crate) cwd: PathBuf,
@@ -61,6 +63,9 @@ pub(crate) struct Workspace {
     pub(crate) safety: Safety,
     /// `--keep-output`: a long-lived session keeps its bash full-output files.
     pub(crate) keep_output: bool,
+    /// `--remote`: where the tools run instead of here. Until connected, `cwd`
+    /// and `safety` are placeholders: the far side resolves them.
+    pub(crate) remote: Option<pith_env::remote::RemoteOptions>,
 }
 
 /// The safety flags, validated.
@@ -71,6 +76,16 @@ pub(crate) struct Safety {
     /// The OS sandbox bash commands run in.
     pub(crate) sandbox: SandboxPolicy,
 }
+
+impl PartialEq for Workspace {
+    fn eq(&self, other: &Workspace) -> bool {
+        (&self.cwd, &self.tools, &self.safety) == (&other.cwd, &other.tools, &other.safety)
+            && self.remote.as_ref().map(|r| (&r.prefix, &r.policy))
+                == other.remote.as_ref().map(|r| (&r.prefix, &r.policy))
+    }
+}
+
+impl Eq for Workspace {}
 
 impl PartialEq for Safety {
     fn eq(&self, other: &Safety) -> bool {
@@ -174,7 +189,7 @@ impl Config {
     pub(crate) fn from_cli(cli: Cli) -> Result<Config, UsageError> {
         let command = match cli.command {
             cli::Command::Call(args) => {
-                let workspace = workspace(args.workspace, Front::OneShot)?;
+                let workspace = workspace(args.workspace, args.remote, Front::OneShot)?;
                 if !workspace.tools.contains(&args.tool.as_str()) {
                     return Err(UsageError(format!(
                         "unknown tool {:?}; the tools are {}",
@@ -196,7 +211,7 @@ impl Config {
                 })
             }
             cli::Command::Batch(args) => Command::Batch(BatchConfig {
-                workspace: workspace(args.workspace, Front::OneShot)?,
+                workspace: workspace(args.workspace, args.remote, Front::OneShot)?,
                 text: args.format == cli::BatchFormat::Text,
             }),
             cli::Command::Prompt(args) => {
@@ -206,10 +221,16 @@ impl Config {
                 tools: selection(args.selection.tools.as_deref())?,
                 json: args.json,
             }),
-            cli::Command::Mcp(args) => Command::Mcp(workspace(args.workspace, Front::Mcp)?),
+            cli::Command::Mcp(args) => {
+                Command::Mcp(workspace(args.workspace, args.remote, Front::Mcp)?)
+            }
+            cli::Command::Serve(_) => Command::Serve,
             cli::Command::Sandbox(cli::SandboxCommand::Status(args)) => {
                 let front = if args.mcp { Front::Mcp } else { Front::OneShot };
-                Command::SandboxStatus(workspace(args.workspace, front)?, args.json)
+                Command::SandboxStatus(
+                    workspace(args.workspace, cli::RemoteArgs::default(), front)?,
+                    args.json,
+                )
             }
         };
         Ok(Config {
@@ -253,7 +274,14 @@ enum Front {
     Mcp,
 }
 
-fn workspace(args: cli::WorkspaceArgs, front: Front) -> Result<Workspace, UsageError> {
+fn workspace(
+    args: cli::WorkspaceArgs,
+    remote: cli::RemoteArgs,
+    front: Front,
+) -> Result<Workspace, UsageError> {
+    if let Some(prefix) = remote.remote.clone() {
+        return crate::remote::workspace(args, prefix, remote, front == Front::Mcp);
+    }
     let cwd = working_directory(args.cwd.as_deref())?;
     if front == Front::Mcp && args.cwd.is_none() && cwd == Path::new("/") {
         // The MCP workspace is the cwd: `/` would contain nothing.
@@ -268,6 +296,7 @@ fn workspace(args: cli::WorkspaceArgs, front: Front) -> Result<Workspace, UsageE
         tools: selection(args.selection.tools.as_deref())?,
         safety,
         keep_output: args.keep_output,
+        remote: None,
     })
 }
 

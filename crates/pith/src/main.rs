@@ -9,6 +9,7 @@ mod call;
 mod cli;
 mod config;
 mod mcp_cmd;
+mod remote;
 mod render;
 mod signals;
 mod tools_cmd;

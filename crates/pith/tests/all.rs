@@ -15,6 +15,7 @@ mod mcp;
 mod promises;
 mod race;
 mod reliability;
+mod remote;
 mod safety;
 mod sandbox_escapes;
 mod special_files;

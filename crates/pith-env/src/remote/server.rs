@@ -1,0 +1,577 @@
+//! The far side: [`serve`] runs a [`LocalEnv`]'s ports for one connection.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufWriter};
+use tokio::sync::{Semaphore, mpsc};
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+use super::wire::{
+    self, Call, ClientHello, ExecWire, PROTOCOL_VERSION, RemotePolicyWire, Reply, ServerHello,
+    ToClient, ToServer, WINDOW, path,
+};
+use crate::{
+    Exec, FileSystem, FsError, FsErrorKind, LocalEnv, OutputStream, SandboxFallback, SandboxMode,
+    SandboxPolicy, SandboxStatus, Search,
+};
+
+/// A request that is running: how to cancel it and, for streams, its credits.
+struct Active {
+    cancel: CancellationToken,
+    credits: Option<Arc<Semaphore>>,
+}
+
+/// A write whose bytes are still arriving.
+struct PendingWrite {
+    path: PathBuf,
+    len: u64,
+    bytes: Vec<u8>,
+}
+
+/// What the connection's tasks share.
+struct Shared {
+    env: Arc<LocalEnv>,
+    out: mpsc::UnboundedSender<ToClient>,
+    active: Mutex<HashMap<u64, Active>>,
+    /// The sandbox the near side asked for in the handshake: every command
+    /// runs in at least this one.
+    floor: SandboxPolicy,
+}
+
+impl Shared {
+    fn send(&self, message: ToClient) {
+        // A closed channel means the connection is gone; the run loop is ending.
+        let _ = self.out.send(message);
+    }
+
+    fn reply(&self, id: u64, reply: Reply) {
+        self.active
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&id);
+        self.send(ToClient::Reply { id, reply });
+    }
+
+    fn register(&self, id: u64, stream: bool) -> (CancellationToken, Option<Arc<Semaphore>>) {
+        let cancel = CancellationToken::new();
+        let credits = stream.then(|| Arc::new(Semaphore::new(WINDOW as usize)));
+        self.active
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(
+                id,
+                Active {
+                    cancel: cancel.clone(),
+                    credits: credits.clone(),
+                },
+            );
+        (cancel, credits)
+    }
+}
+
+/// Serves one connection: reads requests from `reader`, answers on `writer`,
+/// until `reader` ends. Then it kills every process tree it started, lets
+/// the writes whose bytes all arrived finish (a write still receiving its
+/// bytes is dropped: nothing was written), and returns.
+///
+/// Commands stream their output with backpressure, which blocks the reading
+/// task while the near side is behind: run this on a multi-threaded runtime.
+pub async fn serve<R, W>(reader: R, writer: W, env: Arc<LocalEnv>) -> std::io::Result<()>
+where
+    R: AsyncRead + Unpin + Send,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let mut reader = tokio::io::BufReader::with_capacity(256 * 1024, reader);
+    let (out, mut outgoing) = mpsc::unbounded_channel::<ToClient>();
+    let writer_task = tokio::spawn(async move {
+        let mut writer = BufWriter::with_capacity(256 * 1024, writer);
+        while let Some(message) = outgoing.recv().await {
+            wire::write_frame(&mut writer, &message).await?;
+            if outgoing.is_empty() {
+                writer.flush().await?;
+            }
+        }
+        writer.flush().await
+    });
+
+    let hello: Option<ToServer> = wire::read_frame(&mut reader).await?;
+    let Some(ToServer::Hello(hello)) = hello else {
+        let _ = out.send(ToClient::Fatal {
+            message: "the first message must be the handshake".to_owned(),
+        });
+        drop(out);
+        let _ = writer_task.await;
+        return Ok(());
+    };
+    let (answer, floor) = handshake(&env, hello);
+    let refused = answer.refused.is_some();
+    let _ = out.send(ToClient::Hello(answer));
+    if refused {
+        drop(out);
+        let _ = writer_task.await;
+        return Ok(());
+    }
+
+    let shared = Arc::new(Shared {
+        env,
+        out,
+        active: Mutex::new(HashMap::new()),
+        floor,
+    });
+    let mut tasks = JoinSet::new();
+    let mut writes: HashMap<u64, PendingWrite> = HashMap::new();
+    let mut logs: HashMap<u64, std::fs::File> = HashMap::new();
+    let result = loop {
+        // Reap finished tasks so the set does not grow with the connection's age.
+        while tasks.try_join_next().is_some() {}
+        let message: ToServer = match wire::read_frame(&mut reader).await {
+            Ok(Some(message)) => message,
+            Ok(None) => break Ok(()),
+            Err(error) => break Err(error),
+        };
+        match message {
+            ToServer::Hello(_) => {}
+            ToServer::Call { id, call } => match call {
+                Call::WriteAtomic { path: target, len } => {
+                    let write = PendingWrite {
+                        path: path(target),
+                        len,
+                        bytes: Vec::with_capacity(usize::try_from(len.min(1 << 30)).unwrap_or(0)),
+                    };
+                    if len == 0 {
+                        tasks.spawn(finish_write(shared.clone(), id, write));
+                    } else {
+                        writes.insert(id, write);
+                    }
+                }
+                call => {
+                    tasks.spawn(run_call(shared.clone(), id, call));
+                }
+            },
+            ToServer::Data { id, bytes } => {
+                let complete = match writes.get_mut(&id) {
+                    Some(write) => {
+                        write.bytes.extend_from_slice(&bytes);
+                        write.bytes.len() as u64 >= write.len
+                    }
+                    None => false,
+                };
+                if complete && let Some(write) = writes.remove(&id) {
+                    tasks.spawn(finish_write(shared.clone(), id, write));
+                }
+            }
+            ToServer::Credit { id, chunks } => {
+                let active = shared.active.lock().unwrap_or_else(PoisonError::into_inner);
+                if let Some(credits) = active.get(&id).and_then(|a| a.credits.as_ref()) {
+                    credits.add_permits(chunks as usize);
+                }
+            }
+            ToServer::Cancel { id } => {
+                writes.remove(&id);
+                let active = shared.active.lock().unwrap_or_else(PoisonError::into_inner);
+                if let Some(active) = active.get(&id) {
+                    active.cancel.cancel();
+                }
+            }
+            ToServer::KillAll => shared.env.kill_all(),
+            ToServer::LogCreate { log, path: file } => {
+                let file = path(file);
+                match std::fs::OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .open(&file)
+                {
+                    Ok(handle) => {
+                        logs.insert(log, handle);
+                    }
+                    Err(error) => shared.send(ToClient::LogError {
+                        log,
+                        message: format!("cannot create {}: {error}", file.display()),
+                    }),
+                }
+            }
+            ToServer::LogAppend { log, bytes } => {
+                if let Some(file) = logs.get_mut(&log)
+                    && let Err(error) = file.write_all(&bytes)
+                {
+                    logs.remove(&log);
+                    shared.send(ToClient::LogError {
+                        log,
+                        message: error.to_string(),
+                    });
+                }
+            }
+            ToServer::LogClose { log } => {
+                logs.remove(&log);
+            }
+        }
+    };
+
+    // The connection is gone (or broken): stop everything it started.
+    drop(writes);
+    {
+        let active = shared.active.lock().unwrap_or_else(PoisonError::into_inner);
+        for entry in active.values() {
+            entry.cancel.cancel();
+            if let Some(credits) = &entry.credits {
+                credits.close();
+            }
+        }
+    }
+    shared.env.kill_all();
+    while tasks.join_next().await.is_some() {}
+    drop(shared);
+    let _ = writer_task.await;
+    result
+}
+
+/// Checks the near side's greeting and resolves its policy here; returns
+/// the answer and the sandbox floor.
+fn handshake(env: &LocalEnv, hello: ClientHello) -> (ServerHello, SandboxPolicy) {
+    let status = SandboxStatus::probe();
+    let home = env.home_dir();
+    let resolved = if hello.protocol == PROTOCOL_VERSION {
+        resolve_policy(&hello.policy, home.as_deref(), status.landlock_available())
+    } else {
+        Err(format!(
+            "protocol version mismatch: the near pith {} speaks {}, this pith {} speaks {PROTOCOL_VERSION}",
+            hello.pith_version,
+            hello.protocol,
+            env!("CARGO_PKG_VERSION")
+        ))
+    };
+    let (cwd, roots, floor, refused) = match resolved {
+        Ok((cwd, roots, floor)) => (cwd, roots, floor, None),
+        Err(message) => (
+            PathBuf::new(),
+            Vec::new(),
+            SandboxPolicy::off(),
+            Some(message),
+        ),
+    };
+    let answer = ServerHello {
+        protocol: PROTOCOL_VERSION,
+        pith_version: env!("CARGO_PKG_VERSION").to_owned(),
+        os: std::env::consts::OS.to_owned(),
+        arch: std::env::consts::ARCH.to_owned(),
+        home: home.map(|home| wire::wpath(&home)),
+        landlock_abi: status.landlock_abi,
+        refused,
+        cwd: wire::wpath(&cwd),
+        roots: roots.iter().map(|root| wire::wpath(root)).collect(),
+        sandbox: (&floor).into(),
+    };
+    (answer, floor)
+}
+
+/// Expands a leading `~` with this side's home and resolves the directory.
+fn resolve_dir(given: &Path, home: Option<&Path>, flag: &str) -> Result<PathBuf, String> {
+    let expanded = match (given.strip_prefix("~"), home) {
+        (Ok(rest), Some(home)) => home.join(rest),
+        _ => given.to_path_buf(),
+    };
+    let canonical = std::fs::canonicalize(&expanded).map_err(|error| {
+        let reason = if error.kind() == std::io::ErrorKind::NotFound {
+            "no such directory".to_owned()
+        } else {
+            error.to_string()
+        };
+        format!("{flag} {}: {reason} on the remote", given.display())
+    })?;
+    if !canonical.is_dir() {
+        return Err(format!(
+            "{flag} {}: not a directory on the remote",
+            given.display()
+        ));
+    }
+    Ok(canonical)
+}
+
+/// The policy's paths resolved here, and the sandbox floor built from them
+/// with the rules `pith` uses locally (writable: the roots, else the cwd).
+fn resolve_policy(
+    policy: &RemotePolicyWire,
+    home: Option<&Path>,
+    landlock: bool,
+) -> Result<(PathBuf, Vec<PathBuf>, SandboxPolicy), String> {
+    let cwd = match &policy.cwd {
+        Some(cwd) => resolve_dir(&path(cwd.clone()), home, "--cwd")?,
+        None => match home {
+            Some(home) => resolve_dir(home, None, "--cwd")?,
+            None => std::env::current_dir()
+                .map_err(|error| format!("no home directory and no current directory: {error}"))?,
+        },
+    };
+    let mut roots = Vec::new();
+    if policy.cwd_is_root {
+        roots.push(cwd.clone());
+    }
+    for root in &policy.roots {
+        let root = resolve_dir(&path(root.clone()), home, "--root")?;
+        if !roots.contains(&root) {
+            roots.push(root);
+        }
+    }
+    let mut mode = if policy.sandbox_mode.is_empty() {
+        SandboxMode::Off
+    } else {
+        policy.sandbox_mode.parse::<SandboxMode>()?
+    };
+    if mode == SandboxMode::Off && policy.auto_sandbox && landlock {
+        mode = SandboxMode::WorkspaceWrite;
+    }
+    let floor = SandboxPolicy {
+        mode,
+        writable: if roots.is_empty() {
+            vec![cwd.clone()]
+        } else {
+            roots.clone()
+        },
+        deny_network: policy.deny_network,
+        fallback: if policy.run_unsandboxed {
+            SandboxFallback::RunUnsandboxed
+        } else {
+            SandboxFallback::Refuse
+        },
+    };
+    Ok((cwd, roots, floor))
+}
+
+/// The stricter of two sandbox modes.
+fn stricter(a: SandboxMode, b: SandboxMode) -> SandboxMode {
+    let rank = |mode| match mode {
+        SandboxMode::Off => 0,
+        SandboxMode::WorkspaceWrite => 1,
+        SandboxMode::ReadOnly => 2,
+    };
+    if rank(a) >= rank(b) { a } else { b }
+}
+
+/// Raises a command's sandbox to at least the handshake's.
+fn apply_floor(policy: &mut SandboxPolicy, floor: &SandboxPolicy) {
+    if !floor.is_active() {
+        return;
+    }
+    let mode = stricter(policy.mode, floor.mode);
+    if mode != policy.mode {
+        policy.mode = mode;
+        policy.writable = floor.writable.clone();
+        policy.fallback = floor.fallback;
+    }
+    policy.deny_network |= floor.deny_network;
+}
+
+async fn finish_write(shared: Arc<Shared>, id: u64, write: PendingWrite) {
+    // Every byte arrived: the write runs to its end even if the connection
+    // drops now (LocalEnv's write is atomic: old bytes or new, no temp file).
+    let reply = match shared.env.write_atomic(&write.path, &write.bytes).await {
+        Ok(()) => Reply::Unit,
+        Err(error) => Reply::FsError(error.into()),
+    };
+    shared.reply(id, reply);
+}
+
+/// Runs one call and sends its reply. One arm per port method.
+async fn run_call(shared: Arc<Shared>, id: u64, call: Call) {
+    let env = &shared.env;
+    let fs = |result: Result<Reply, FsError>| result.unwrap_or_else(|e| Reply::FsError(e.into()));
+    let reply = match call {
+        Call::Read { path: p } => fs(env.read(&path(p)).await.map(Reply::Bytes)),
+        Call::ReadRange {
+            path: p,
+            offset,
+            max_len,
+        } => {
+            let max_len = usize::try_from(max_len).unwrap_or(usize::MAX);
+            fs(env
+                .read_range(&path(p), offset, max_len)
+                .await
+                .map(Reply::Bytes))
+        }
+        Call::Metadata { path: p } => fs(env
+            .metadata(&path(p))
+            .await
+            .map(|m| Reply::Metadata(m.into()))),
+        Call::SymlinkMetadata { path: p } => fs(env
+            .symlink_metadata(&path(p))
+            .await
+            .map(|m| Reply::Metadata(m.into()))),
+        Call::ReadDir { path: p } => fs(env
+            .read_dir(&path(p))
+            .await
+            .map(|e| Reply::Entries(wire::entries(e)))),
+        Call::Canonicalize { path: p } => fs(env
+            .canonicalize(&path(p))
+            .await
+            .map(|p| Reply::Path(wire::wpath(&p)))),
+        Call::CreateDirAll { path: p } => {
+            fs(env.create_dir_all(&path(p)).await.map(|()| Reply::Unit))
+        }
+        Call::RemoveDir { path: p } => fs(env.remove_dir(&path(p)).await.map(|()| Reply::Unit)),
+        Call::Open { path: p } => open_stream(&shared, id, &path(p)).await,
+        Call::Exec(request) => exec(&shared, id, request).await,
+        Call::Grep(request) => {
+            let (cancel, _) = shared.register(id, false);
+            match env.grep(request.into(), cancel).await {
+                Ok(output) => Reply::Grep(output.into()),
+                Err(error) => Reply::SearchError(error.into()),
+            }
+        }
+        Call::Find(request) => {
+            let (cancel, _) = shared.register(id, false);
+            match env.find(request.into(), cancel).await {
+                Ok(output) => Reply::Find(output.into()),
+                Err(error) => Reply::SearchError(error.into()),
+            }
+        }
+        Call::WriteAtomic { path: p, .. } => Reply::FsError(
+            FsError::new(FsErrorKind::InvalidInput, path(p))
+                .with_detail("write without its data")
+                .into(),
+        ),
+    };
+    shared.reply(id, reply);
+}
+
+/// Streams a file as chunks, at most [`WINDOW`] ahead of the near side.
+async fn open_stream(shared: &Shared, id: u64, file: &Path) -> Reply {
+    let (cancel, credits) = shared.register(id, true);
+    let Some(credits) = credits else {
+        return Reply::Unit;
+    };
+    let mut reader = match shared.env.open(file).await {
+        Ok(reader) => reader,
+        Err(error) => return Reply::FsError(error.into()),
+    };
+    let mut buf = vec![0_u8; wire::CHUNK];
+    loop {
+        let permit = tokio::select! {
+            permit = credits.acquire() => permit,
+            () = cancel.cancelled() => return Reply::FsError(FsError::new(FsErrorKind::Cancelled, file).into()),
+        };
+        let Ok(permit) = permit else {
+            return Reply::FsError(FsError::new(FsErrorKind::Cancelled, file).into());
+        };
+        permit.forget();
+        let n = match reader.read_chunk(&mut buf).await {
+            Ok(0) => return Reply::Unit,
+            Ok(n) => n,
+            Err(error) => return Reply::FsError(error.into()),
+        };
+        shared.send(ToClient::Chunk {
+            id,
+            bytes: buf[..n].to_vec(),
+        });
+    }
+}
+
+/// Runs a command, streaming its output with backpressure.
+async fn exec(shared: &Shared, id: u64, request: ExecWire) -> Reply {
+    let mut request = match request.request() {
+        Ok(request) => request,
+        Err(message) => return Reply::ExecError(crate::ExecError::Sandbox(message).into()),
+    };
+    apply_floor(&mut request.sandbox, &shared.floor);
+    let (cancel, credits) = shared.register(id, true);
+    let Some(credits) = credits else {
+        return Reply::Unit;
+    };
+    let out = shared.out.clone();
+    let mut sink = move |stream: OutputStream, bytes: &[u8]| {
+        // Wait for the near side to take earlier chunks: the pipes stay
+        // unread meanwhile, so a fast command slows down instead of filling
+        // memory. A closed semaphore (connection gone) lets it run on.
+        match credits.try_acquire() {
+            Ok(permit) => permit.forget(),
+            Err(tokio::sync::TryAcquireError::Closed) => return,
+            Err(tokio::sync::TryAcquireError::NoPermits) => {
+                let handle = tokio::runtime::Handle::current();
+                let acquired = tokio::task::block_in_place(|| handle.block_on(credits.acquire()));
+                match acquired {
+                    Ok(permit) => permit.forget(),
+                    Err(_) => return,
+                }
+            }
+        }
+        let _ = out.send(ToClient::Output {
+            id,
+            stderr: stream == OutputStream::Stderr,
+            bytes: bytes.to_vec(),
+        });
+    };
+    match shared.env.exec(request, &mut sink, cancel).await {
+        Ok(outcome) => Reply::Exec(outcome.into()),
+        Err(error) => Reply::ExecError(error.into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_floor_raises_a_weaker_sandbox_and_keeps_a_stronger_one() {
+        let floor = SandboxPolicy {
+            mode: SandboxMode::WorkspaceWrite,
+            writable: vec![PathBuf::from("/work")],
+            deny_network: true,
+            fallback: SandboxFallback::Refuse,
+        };
+        let mut off = SandboxPolicy::off();
+        apply_floor(&mut off, &floor);
+        assert_eq!(off, floor);
+        let mut read_only = SandboxPolicy {
+            mode: SandboxMode::ReadOnly,
+            ..SandboxPolicy::off()
+        };
+        apply_floor(&mut read_only, &floor);
+        assert_eq!(read_only.mode, SandboxMode::ReadOnly);
+        assert!(read_only.deny_network);
+        let mut unchanged = SandboxPolicy::off();
+        apply_floor(&mut unchanged, &SandboxPolicy::off());
+        assert_eq!(unchanged, SandboxPolicy::off());
+    }
+
+    #[test]
+    fn the_policy_resolves_here_expanding_the_home_and_refusing_missing_roots() {
+        let home = tempfile::tempdir().unwrap();
+        std::fs::create_dir(home.path().join("project")).unwrap();
+        let home_path = home.path().canonicalize().unwrap();
+        let policy = RemotePolicyWire {
+            cwd: Some(b"~/project".to_vec()),
+            cwd_is_root: true,
+            sandbox_mode: "workspace-write".to_owned(),
+            ..RemotePolicyWire::default()
+        };
+        let (cwd, roots, floor) = resolve_policy(&policy, Some(&home_path), true).unwrap();
+        assert_eq!(cwd, home_path.join("project"));
+        assert_eq!(roots, vec![cwd.clone()]);
+        assert_eq!(floor.mode, SandboxMode::WorkspaceWrite);
+        assert_eq!(floor.writable, vec![cwd.clone()]);
+
+        let auto = RemotePolicyWire {
+            auto_sandbox: true,
+            ..RemotePolicyWire::default()
+        };
+        let (_, _, floor) = resolve_policy(&auto, Some(&home_path), false).unwrap();
+        assert_eq!(
+            floor.mode,
+            SandboxMode::Off,
+            "no Landlock there: auto stays off"
+        );
+
+        let missing = RemotePolicyWire {
+            roots: vec![b"/no/such/root".to_vec()],
+            ..RemotePolicyWire::default()
+        };
+        let error = resolve_policy(&missing, Some(&home_path), true).unwrap_err();
+        assert_eq!(
+            error,
+            "--root /no/such/root: no such directory on the remote"
+        );
+    }
+}

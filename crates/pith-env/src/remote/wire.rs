@@ -1,0 +1,744 @@
+//! The wire protocol of `pith serve --stdio`: message types and framing.
+//!
+//! Every message is one frame: a 4-byte big-endian length, then the message
+//! encoded with `postcard`; bulk bytes (file data, output) are `serde_bytes`,
+//! copied whole rather than element by element. Paths and OS strings travel as raw bytes (Unix
+//! paths need not be UTF-8). The port types get wire twins here rather than
+//! serde derives on the ports themselves, so the ports stay free of the
+//! protocol and the protocol can be versioned on its own.
+
+use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+
+use crate::{
+    DirEntry, ExecError, ExecOutcome, ExecRequest, ExitStatus, FileKind, FindEntry, FindOutput,
+    FindRequest, FsError, FsErrorKind, GrepLine, GrepOutput, GrepRequest, Metadata,
+    SandboxFallback, SandboxMode, SandboxPolicy, SearchError, Termination,
+};
+
+/// The protocol version; both sides must speak the same one.
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// The largest frame either side accepts (a whole-file read or a search
+/// result travels in one frame; writes and streams are chunked).
+pub(crate) const MAX_FRAME: usize = 1 << 30;
+
+/// How many bytes one stream chunk (file data, write data) carries at most.
+pub(crate) const CHUNK: usize = 256 * 1024;
+
+/// How many unacknowledged chunks a stream may have in flight.
+pub(crate) const WINDOW: u32 = 8;
+
+/// A path as raw bytes.
+pub(crate) type WPath = Vec<u8>;
+
+pub(crate) fn wpath(path: &Path) -> WPath {
+    path.as_os_str().as_bytes().to_vec()
+}
+
+pub(crate) fn path(bytes: WPath) -> PathBuf {
+    PathBuf::from(OsString::from_vec(bytes))
+}
+
+pub(crate) fn wos(text: &OsStr) -> Vec<u8> {
+    text.as_bytes().to_vec()
+}
+
+pub(crate) fn os(bytes: Vec<u8>) -> OsString {
+    OsString::from_vec(bytes)
+}
+
+/// Messages from the near side (RemoteEnv) to the far side (`pith serve`).
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) enum ToServer {
+    /// The first message: who is asking, and the policy the far side enforces.
+    Hello(ClientHello),
+    /// Starts request `id`.
+    Call { id: u64, call: Call },
+    /// Body bytes of request `id` (the contents of a write).
+    Data {
+        id: u64,
+        #[serde(with = "serde_bytes")]
+        bytes: Vec<u8>,
+    },
+    /// The near side consumed `chunks` more chunks of stream `id`.
+    Credit { id: u64, chunks: u32 },
+    /// Cancels request `id` (kills a command's tree, stops a search or stream).
+    Cancel { id: u64 },
+    /// Kills every process tree the far side started ([`crate::Exec::kill_all`]).
+    KillAll,
+    /// Creates the new file `path` as output log `log` (the near side picks
+    /// the random name, so that [`crate::Exec::create_output_log`] can stay
+    /// synchronous); no reply, a failure comes back as [`ToClient::LogError`].
+    LogCreate { log: u64, path: WPath },
+    /// Appends to output log `log`; no reply,
+    /// a failure comes back as [`ToClient::LogError`].
+    LogAppend {
+        log: u64,
+        #[serde(with = "serde_bytes")]
+        bytes: Vec<u8>,
+    },
+    /// Closes output log `log`.
+    LogClose { log: u64 },
+}
+
+/// Messages from the far side to the near side.
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) enum ToClient {
+    /// The answer to [`ToServer::Hello`].
+    Hello(ServerHello),
+    /// The final answer to request `id`.
+    Reply { id: u64, reply: Reply },
+    /// A chunk of stream `id` (file bytes of `open`).
+    Chunk {
+        id: u64,
+        #[serde(with = "serde_bytes")]
+        bytes: Vec<u8>,
+    },
+    /// Output of command `id`.
+    Output {
+        id: u64,
+        stderr: bool,
+        #[serde(with = "serde_bytes")]
+        bytes: Vec<u8>,
+    },
+    /// Writing to output log `log` failed.
+    LogError { log: u64, message: String },
+    /// The far side refuses the connection or hit a protocol error.
+    Fatal { message: String },
+}
+
+/// The near side's greeting.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct ClientHello {
+    pub(crate) protocol: u32,
+    pub(crate) pith_version: String,
+    pub(crate) policy: RemotePolicyWire,
+}
+
+/// The far side's greeting.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct ServerHello {
+    pub(crate) protocol: u32,
+    pub(crate) pith_version: String,
+    pub(crate) os: String,
+    pub(crate) arch: String,
+    pub(crate) home: Option<WPath>,
+    pub(crate) landlock_abi: Option<i32>,
+    /// Set when the far side refuses the policy (e.g. a root that does not exist there).
+    pub(crate) refused: Option<String>,
+    /// The working directory, resolved on the far side.
+    pub(crate) cwd: WPath,
+    /// The workspace roots, resolved on the far side.
+    pub(crate) roots: Vec<WPath>,
+    /// The sandbox every command runs in at least.
+    pub(crate) sandbox: SandboxWire,
+}
+
+/// The policy in the handshake (see [`crate::remote::RemotePolicy`]); paths
+/// as given, resolved by the far side.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub(crate) struct RemotePolicyWire {
+    pub(crate) cwd: Option<WPath>,
+    pub(crate) roots: Vec<WPath>,
+    pub(crate) cwd_is_root: bool,
+    pub(crate) protected: Vec<String>,
+    pub(crate) contain_reads: bool,
+    pub(crate) sandbox_mode: String,
+    pub(crate) auto_sandbox: bool,
+    pub(crate) deny_network: bool,
+    pub(crate) run_unsandboxed: bool,
+}
+
+/// One port call. Adding a port method = one variant here, one arm in the
+/// server's dispatcher, one forwarding method in the client.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) enum Call {
+    Read {
+        path: WPath,
+    },
+    ReadRange {
+        path: WPath,
+        offset: u64,
+        max_len: u64,
+    },
+    /// Streams the file as [`ToClient::Chunk`]s, ends with [`Reply::Unit`].
+    Open {
+        path: WPath,
+    },
+    /// Followed by `len` bytes of [`ToServer::Data`]; the far side writes
+    /// only once every byte arrived.
+    WriteAtomic {
+        path: WPath,
+        len: u64,
+    },
+    Metadata {
+        path: WPath,
+    },
+    SymlinkMetadata {
+        path: WPath,
+    },
+    ReadDir {
+        path: WPath,
+    },
+    Canonicalize {
+        path: WPath,
+    },
+    CreateDirAll {
+        path: WPath,
+    },
+    RemoveDir {
+        path: WPath,
+    },
+    /// Streams output as [`ToClient::Output`], ends with [`Reply::Exec`].
+    Exec(ExecWire),
+    Grep(GrepWire),
+    Find(FindWire),
+}
+
+/// The final answer to a call.
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) enum Reply {
+    Unit,
+    Bytes(#[serde(with = "serde_bytes")] Vec<u8>),
+    Metadata(MetadataWire),
+    Entries(Vec<(Vec<u8>, KindWire)>),
+    Path(WPath),
+    Exec(ExecOutcomeWire),
+    Grep(GrepOutputWire),
+    Find(FindOutputWire),
+    FsError(FsErrorWire),
+    ExecError(ExecErrorWire),
+    SearchError(SearchErrorWire),
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+pub(crate) enum KindWire {
+    File,
+    Directory,
+    Symlink,
+    Other,
+}
+
+impl From<FileKind> for KindWire {
+    fn from(kind: FileKind) -> KindWire {
+        match kind {
+            FileKind::File => KindWire::File,
+            FileKind::Directory => KindWire::Directory,
+            FileKind::Symlink => KindWire::Symlink,
+            FileKind::Other => KindWire::Other,
+        }
+    }
+}
+
+impl From<KindWire> for FileKind {
+    fn from(kind: KindWire) -> FileKind {
+        match kind {
+            KindWire::File => FileKind::File,
+            KindWire::Directory => FileKind::Directory,
+            KindWire::Symlink => FileKind::Symlink,
+            KindWire::Other => FileKind::Other,
+        }
+    }
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct MetadataWire {
+    kind: KindWire,
+    len: u64,
+    /// Seconds and nanoseconds since the Unix epoch.
+    modified: Option<(u64, u32)>,
+    mode: Option<u32>,
+}
+
+impl From<Metadata> for MetadataWire {
+    fn from(metadata: Metadata) -> MetadataWire {
+        MetadataWire {
+            kind: metadata.kind.into(),
+            len: metadata.len,
+            modified: metadata
+                .modified
+                .and_then(|time| time.duration_since(UNIX_EPOCH).ok())
+                .map(|since| (since.as_secs(), since.subsec_nanos())),
+            mode: metadata.mode,
+        }
+    }
+}
+
+impl From<MetadataWire> for Metadata {
+    fn from(wire: MetadataWire) -> Metadata {
+        Metadata {
+            kind: wire.kind.into(),
+            len: wire.len,
+            modified: wire
+                .modified
+                .map(|(secs, nanos)| SystemTime::UNIX_EPOCH + Duration::new(secs, nanos)),
+            mode: wire.mode,
+        }
+    }
+}
+
+pub(crate) fn entries(entries: Vec<DirEntry>) -> Vec<(Vec<u8>, KindWire)> {
+    entries
+        .into_iter()
+        .map(|entry| (wos(&entry.name), entry.kind.into()))
+        .collect()
+}
+
+pub(crate) fn dir_entries(wire: Vec<(Vec<u8>, KindWire)>) -> Vec<DirEntry> {
+    wire.into_iter()
+        .map(|(name, kind)| DirEntry {
+            name: os(name),
+            kind: kind.into(),
+        })
+        .collect()
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct FsErrorWire {
+    kind: String,
+    path: WPath,
+    detail: Option<String>,
+}
+
+const FS_KINDS: [FsErrorKind; 12] = [
+    FsErrorKind::NotFound,
+    FsErrorKind::PermissionDenied,
+    FsErrorKind::NotADirectory,
+    FsErrorKind::IsADirectory,
+    FsErrorKind::AlreadyExists,
+    FsErrorKind::SymlinkLoop,
+    FsErrorKind::InvalidInput,
+    FsErrorKind::NoSpace,
+    FsErrorKind::ReadOnly,
+    FsErrorKind::Unsupported,
+    FsErrorKind::Cancelled,
+    FsErrorKind::Other,
+];
+
+impl From<FsError> for FsErrorWire {
+    fn from(error: FsError) -> FsErrorWire {
+        FsErrorWire {
+            kind: error.kind.code().to_owned(),
+            path: wpath(&error.path),
+            detail: error.detail,
+        }
+    }
+}
+
+impl From<FsErrorWire> for FsError {
+    fn from(wire: FsErrorWire) -> FsError {
+        // Kinds travel by their stable code, so a newer far side's kind reads as `Other`.
+        let kind = FS_KINDS
+            .into_iter()
+            .find(|kind| kind.code() == wire.kind)
+            .unwrap_or(FsErrorKind::Other);
+        FsError {
+            kind,
+            path: path(wire.path),
+            detail: wire.detail,
+        }
+    }
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) enum ExecErrorWire {
+    MissingCwd(WPath),
+    ShellNotFound(WPath),
+    Spawn { program: WPath, message: String },
+    Sandbox(String),
+    Unsupported,
+    Io(String),
+}
+
+impl From<ExecError> for ExecErrorWire {
+    fn from(error: ExecError) -> ExecErrorWire {
+        match error {
+            ExecError::MissingCwd(dir) => ExecErrorWire::MissingCwd(wpath(&dir)),
+            ExecError::ShellNotFound(program) => ExecErrorWire::ShellNotFound(wpath(&program)),
+            ExecError::Spawn { program, message } => ExecErrorWire::Spawn {
+                program: wpath(&program),
+                message,
+            },
+            ExecError::Sandbox(message) => ExecErrorWire::Sandbox(message),
+            ExecError::Unsupported => ExecErrorWire::Unsupported,
+            ExecError::Io(message) => ExecErrorWire::Io(message),
+        }
+    }
+}
+
+impl From<ExecErrorWire> for ExecError {
+    fn from(wire: ExecErrorWire) -> ExecError {
+        match wire {
+            ExecErrorWire::MissingCwd(dir) => ExecError::MissingCwd(path(dir)),
+            ExecErrorWire::ShellNotFound(program) => ExecError::ShellNotFound(path(program)),
+            ExecErrorWire::Spawn { program, message } => ExecError::Spawn {
+                program: path(program),
+                message,
+            },
+            ExecErrorWire::Sandbox(message) => ExecError::Sandbox(message),
+            ExecErrorWire::Unsupported => ExecError::Unsupported,
+            ExecErrorWire::Io(message) => ExecError::Io(message),
+        }
+    }
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) enum SearchErrorWire {
+    InvalidPattern(String),
+    InvalidGlob(String),
+    NotFound(WPath),
+    Cancelled,
+    Unsupported,
+    Fs(FsErrorWire),
+}
+
+impl From<SearchError> for SearchErrorWire {
+    fn from(error: SearchError) -> SearchErrorWire {
+        match error {
+            SearchError::InvalidPattern(message) => SearchErrorWire::InvalidPattern(message),
+            SearchError::InvalidGlob(message) => SearchErrorWire::InvalidGlob(message),
+            SearchError::NotFound(dir) => SearchErrorWire::NotFound(wpath(&dir)),
+            SearchError::Cancelled => SearchErrorWire::Cancelled,
+            SearchError::Unsupported => SearchErrorWire::Unsupported,
+            SearchError::Fs(error) => SearchErrorWire::Fs(error.into()),
+        }
+    }
+}
+
+impl From<SearchErrorWire> for SearchError {
+    fn from(wire: SearchErrorWire) -> SearchError {
+        match wire {
+            SearchErrorWire::InvalidPattern(message) => SearchError::InvalidPattern(message),
+            SearchErrorWire::InvalidGlob(message) => SearchError::InvalidGlob(message),
+            SearchErrorWire::NotFound(dir) => SearchError::NotFound(path(dir)),
+            SearchErrorWire::Cancelled => SearchError::Cancelled,
+            SearchErrorWire::Unsupported => SearchError::Unsupported,
+            SearchErrorWire::Fs(error) => SearchError::Fs(error.into()),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub(crate) struct SandboxWire {
+    /// `off`, `workspace-write` or `read-only`.
+    pub(crate) mode: String,
+    pub(crate) writable: Vec<WPath>,
+    pub(crate) deny_network: bool,
+    pub(crate) run_unsandboxed: bool,
+}
+
+impl From<&SandboxPolicy> for SandboxWire {
+    fn from(policy: &SandboxPolicy) -> SandboxWire {
+        SandboxWire {
+            mode: policy.mode.as_str().to_owned(),
+            writable: policy.writable.iter().map(|dir| wpath(dir)).collect(),
+            deny_network: policy.deny_network,
+            run_unsandboxed: policy.fallback == SandboxFallback::RunUnsandboxed,
+        }
+    }
+}
+
+impl SandboxWire {
+    /// The policy; an unknown mode (from a newer near side) is refused.
+    pub(crate) fn policy(self) -> Result<SandboxPolicy, String> {
+        let mode = if self.mode.is_empty() {
+            SandboxMode::Off
+        } else {
+            self.mode.parse::<SandboxMode>()?
+        };
+        Ok(SandboxPolicy {
+            mode,
+            writable: self.writable.into_iter().map(path).collect(),
+            deny_network: self.deny_network,
+            fallback: if self.run_unsandboxed {
+                SandboxFallback::RunUnsandboxed
+            } else {
+                SandboxFallback::Refuse
+            },
+        })
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct ExecWire {
+    program: WPath,
+    args: Vec<Vec<u8>>,
+    cwd: WPath,
+    env: Vec<(Vec<u8>, Vec<u8>)>,
+    inherit_env: bool,
+    timeout_ms: Option<u64>,
+    idle_grace_ms: u64,
+    sandbox: SandboxWire,
+}
+
+impl From<&ExecRequest> for ExecWire {
+    fn from(request: &ExecRequest) -> ExecWire {
+        ExecWire {
+            program: wpath(&request.program),
+            args: request.args.iter().map(|arg| wos(arg)).collect(),
+            cwd: wpath(&request.cwd),
+            env: request
+                .env
+                .iter()
+                .map(|(key, value)| (wos(key), wos(value)))
+                .collect(),
+            inherit_env: request.inherit_env,
+            timeout_ms: request
+                .timeout
+                .map(|timeout| u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX)),
+            idle_grace_ms: u64::try_from(request.idle_grace.as_millis()).unwrap_or(u64::MAX),
+            sandbox: (&request.sandbox).into(),
+        }
+    }
+}
+
+impl ExecWire {
+    pub(crate) fn request(self) -> Result<ExecRequest, String> {
+        let mut request = ExecRequest::new(
+            path(self.program),
+            self.args.into_iter().map(os).collect(),
+            path(self.cwd),
+        );
+        request.env = self
+            .env
+            .into_iter()
+            .map(|(key, value)| (os(key), os(value)))
+            .collect();
+        request.inherit_env = self.inherit_env;
+        request.timeout = self.timeout_ms.map(Duration::from_millis);
+        request.idle_grace = Duration::from_millis(self.idle_grace_ms);
+        request.sandbox = self.sandbox.policy()?;
+        Ok(request)
+    }
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct ExecOutcomeWire {
+    /// Exit code, or `None` when a signal ended the process.
+    code: Option<i32>,
+    signal: i32,
+    /// 0 exited, 1 timed out, 2 cancelled.
+    termination: u8,
+}
+
+impl From<ExecOutcome> for ExecOutcomeWire {
+    fn from(outcome: ExecOutcome) -> ExecOutcomeWire {
+        let (code, signal) = match outcome.status {
+            ExitStatus::Code(code) => (Some(code), 0),
+            ExitStatus::Signal(signal) => (None, signal),
+        };
+        ExecOutcomeWire {
+            code,
+            signal,
+            termination: match outcome.termination {
+                Termination::Exited => 0,
+                Termination::TimedOut => 1,
+                Termination::Cancelled => 2,
+            },
+        }
+    }
+}
+
+impl From<ExecOutcomeWire> for ExecOutcome {
+    fn from(wire: ExecOutcomeWire) -> ExecOutcome {
+        ExecOutcome {
+            status: match wire.code {
+                Some(code) => ExitStatus::Code(code),
+                None => ExitStatus::Signal(wire.signal),
+            },
+            termination: match wire.termination {
+                1 => Termination::TimedOut,
+                2 => Termination::Cancelled,
+                _ => Termination::Exited,
+            },
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct GrepWire {
+    pattern: String,
+    root: WPath,
+    glob: Option<String>,
+    ignore_case: bool,
+    literal: bool,
+    context: u64,
+    limit: u64,
+}
+
+impl From<&GrepRequest> for GrepWire {
+    fn from(request: &GrepRequest) -> GrepWire {
+        GrepWire {
+            pattern: request.pattern.clone(),
+            root: wpath(&request.root),
+            glob: request.glob.clone(),
+            ignore_case: request.ignore_case,
+            literal: request.literal,
+            context: request.context as u64,
+            limit: request.limit as u64,
+        }
+    }
+}
+
+impl From<GrepWire> for GrepRequest {
+    fn from(wire: GrepWire) -> GrepRequest {
+        GrepRequest {
+            pattern: wire.pattern,
+            root: path(wire.root),
+            glob: wire.glob,
+            ignore_case: wire.ignore_case,
+            literal: wire.literal,
+            context: usize::try_from(wire.context).unwrap_or(usize::MAX),
+            limit: usize::try_from(wire.limit).unwrap_or(usize::MAX),
+        }
+    }
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct GrepOutputWire {
+    /// (path, line number, text, is match)
+    lines: Vec<(String, u64, String, bool)>,
+    match_count: u64,
+    limit_reached: bool,
+    oversized: Vec<String>,
+    oversized_count: u64,
+}
+
+impl From<GrepOutput> for GrepOutputWire {
+    fn from(output: GrepOutput) -> GrepOutputWire {
+        GrepOutputWire {
+            lines: output
+                .lines
+                .into_iter()
+                .map(|line| (line.path, line.line_number, line.text, line.is_match))
+                .collect(),
+            match_count: output.match_count as u64,
+            limit_reached: output.limit_reached,
+            oversized: output.oversized,
+            oversized_count: output.oversized_count as u64,
+        }
+    }
+}
+
+impl From<GrepOutputWire> for GrepOutput {
+    fn from(wire: GrepOutputWire) -> GrepOutput {
+        GrepOutput {
+            lines: wire
+                .lines
+                .into_iter()
+                .map(|(path, line_number, text, is_match)| GrepLine {
+                    path,
+                    line_number,
+                    text,
+                    is_match,
+                })
+                .collect(),
+            match_count: usize::try_from(wire.match_count).unwrap_or(usize::MAX),
+            limit_reached: wire.limit_reached,
+            oversized: wire.oversized,
+            oversized_count: usize::try_from(wire.oversized_count).unwrap_or(usize::MAX),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct FindWire {
+    pattern: String,
+    root: WPath,
+    limit: u64,
+}
+
+impl From<&FindRequest> for FindWire {
+    fn from(request: &FindRequest) -> FindWire {
+        FindWire {
+            pattern: request.pattern.clone(),
+            root: wpath(&request.root),
+            limit: request.limit as u64,
+        }
+    }
+}
+
+impl From<FindWire> for FindRequest {
+    fn from(wire: FindWire) -> FindRequest {
+        FindRequest {
+            pattern: wire.pattern,
+            root: path(wire.root),
+            limit: usize::try_from(wire.limit).unwrap_or(usize::MAX),
+        }
+    }
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct FindOutputWire {
+    entries: Vec<(String, bool)>,
+    limit_reached: bool,
+}
+
+impl From<FindOutput> for FindOutputWire {
+    fn from(output: FindOutput) -> FindOutputWire {
+        FindOutputWire {
+            entries: output
+                .entries
+                .into_iter()
+                .map(|entry| (entry.path, entry.is_dir))
+                .collect(),
+            limit_reached: output.limit_reached,
+        }
+    }
+}
+
+impl From<FindOutputWire> for FindOutput {
+    fn from(wire: FindOutputWire) -> FindOutput {
+        FindOutput {
+            entries: wire
+                .entries
+                .into_iter()
+                .map(|(path, is_dir)| FindEntry { path, is_dir })
+                .collect(),
+            limit_reached: wire.limit_reached,
+        }
+    }
+}
+
+/// Writes one frame.
+pub(crate) async fn write_frame<W: AsyncWrite + Unpin, T: Serialize>(
+    writer: &mut W,
+    message: &T,
+) -> std::io::Result<()> {
+    let body = postcard::to_stdvec(message)
+        .map_err(|error| std::io::Error::new(std::io::ErrorKind::InvalidData, error))?;
+    let len = u32::try_from(body.len())
+        .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidData, "frame too large"))?;
+    writer.write_all(&len.to_be_bytes()).await?;
+    writer.write_all(&body).await
+}
+
+/// Reads one frame; `Ok(None)` at a clean end of stream (between frames).
+pub(crate) async fn read_frame<R: AsyncRead + Unpin, T: for<'de> Deserialize<'de>>(
+    reader: &mut R,
+) -> std::io::Result<Option<T>> {
+    let mut len = [0_u8; 4];
+    match reader.read_exact(&mut len).await {
+        Ok(_) => {}
+        Err(error) if error.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
+        Err(error) => return Err(error),
+    }
+    let len = u32::from_be_bytes(len) as usize;
+    if len > MAX_FRAME {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("frame of {len} bytes exceeds the limit of {MAX_FRAME}"),
+        ));
+    }
+    let mut body = vec![0_u8; len];
+    reader.read_exact(&mut body).await?;
+    postcard::from_bytes(&body)
+        .map(Some)
+        .map_err(|error| std::io::Error::new(std::io::ErrorKind::InvalidData, error))
+}
