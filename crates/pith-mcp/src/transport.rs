@@ -56,7 +56,7 @@ where
         }
     }
 
-    /// Gives each `tools/call` a [`Ticket`] from `queue` as it is read, in the
+    /// Gives each `tools/call` a [`Ticket`](pith_tools::Ticket) from `queue` as it is read, in the
     /// request's extensions: rmcp runs each request on a task of its own, and
     /// tasks start in any order, so this is the last point where the order of
     /// arrival is known. [`PithServer`](crate::PithServer) calls the tool in that place.

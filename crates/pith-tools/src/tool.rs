@@ -303,6 +303,17 @@ impl ToolContext {
         &self.read_fs
     }
 
+    /// The view a read of `path` goes through: the session's own full-output
+    /// files (which it created, possibly outside the roots) unconfined, everything
+    /// else through [`read_fs`](Self::read_fs).
+    pub fn read_fs_for(&self, path: &std::path::Path) -> &Arc<dyn pith_env::FileSystem> {
+        if self.session.created_output(path) {
+            &self.env.fs
+        } else {
+            &self.read_fs
+        }
+    }
+
     /// The file-system view write and edit use: confined beneath the roots
     /// (or `/` without roots) with `.git/` and the protected globs refused on
     /// the resolved path.

@@ -216,7 +216,15 @@ async fn cancel_kills_the_tree_and_says_aborted() {
     // Explicit synchronisation: cancel once the command's first output (its pid) arrived.
     let options = CallOptions {
         cancel,
-        updates: Some(Arc::new(move |_: ToolUpdate| trigger.cancel())),
+        updates: Some(Arc::new(move |update: ToolUpdate| {
+            let printed = update.content.iter().any(|part| match part {
+                pith_tools::Content::Text { text } => text.trim().parse::<u32>().is_ok(),
+                _ => false,
+            });
+            if printed {
+                trigger.cancel();
+            }
+        })),
     };
     let start = Instant::now();
     let result = bench

@@ -319,7 +319,8 @@ fn reading_the_first_2000_lines_of_a_2_gib_file_keeps_rss_under_64_mib() {
     let peak_kib = measured.peak_kib;
     assert!(
         text.ends_with(
-            "line 1999\n\n[Showing lines 1-2000 of 3001. Use offset=2001 to continue.]\n"
+            // Counted only a few MiB past the page: the 2 GiB line is not read.
+            "line 1999\n\n[Showing lines 1-2000 of at least 3001. Use offset=2001 to continue.]\n"
         ),
         "{}",
         &text[text.len().saturating_sub(200)..]

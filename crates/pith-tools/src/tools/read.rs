@@ -122,6 +122,7 @@ async fn read(
     let fs = &**context.read_fs();
     let path = resolve_read_path(&args.path, &context.cwd, fs).await?;
     context.check_path(&path, Access::Read).await?;
+    let fs = &**context.read_fs_for(&path);
     // A read takes its turn in the file's queue like a write: it sees every write and
     // edit of the file that arrived before it, and none that arrived after.
     let _turn = context
@@ -217,7 +218,7 @@ async fn read_text(
         mut hasher,
         stamp,
     } = file;
-    let fs = &**context.read_fs();
+    let fs = &**context.read_fs_for(&path);
     let window = text::Window {
         start: args.offset.unwrap_or(0).saturating_sub(1),
         limit: args.limit,
@@ -336,7 +337,7 @@ async fn read_image(
             format_size(MAX_IMAGE_FILE_BYTES)
         )));
     }
-    let fs = &**context.read_fs();
+    let fs = &**context.read_fs_for(path);
     let bytes = fs
         .read(path)
         .await
