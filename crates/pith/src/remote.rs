@@ -54,6 +54,8 @@ pub(crate) fn workspace(
     };
     Ok(Workspace {
         cwd: PathBuf::new(),
+        cwd_given: args.cwd.is_some(),
+        keep_output: args.keep_output,
         tools: selection(args.selection.tools.as_deref())?,
         safety: Safety {
             workspace: None,
@@ -75,9 +77,10 @@ pub(crate) async fn connect(command: Command, local: &Env) -> anyhow::Result<(Co
             config.workspace = workspace;
             (Command::Call(config), env)
         }
-        Command::Batch(workspace) if workspace.remote.is_some() => {
-            let (workspace, env) = resolve(workspace).await?;
-            (Command::Batch(workspace), env)
+        Command::Batch(mut config) if config.workspace.remote.is_some() => {
+            let (workspace, env) = resolve(config.workspace).await?;
+            config.workspace = workspace;
+            (Command::Batch(config), env)
         }
         Command::Mcp(workspace) if workspace.remote.is_some() => {
             let (workspace, env) = resolve(workspace).await?;

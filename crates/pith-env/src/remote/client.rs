@@ -464,6 +464,13 @@ impl FileSystem for RemoteEnv {
     fn home_dir(&self) -> Option<PathBuf> {
         self.inner.info.home.clone()
     }
+
+    /// A view that resolves each path through this port before acting
+    /// ([`CheckedView`](super::checked::CheckedView)): the confinement contract
+    /// holds, but not against a swapper racing on the far side (docs/remote.md).
+    fn confine(self: Arc<Self>, confinement: crate::Confinement) -> Arc<dyn FileSystem> {
+        Arc::new(super::checked::CheckedView::new(self, confinement))
+    }
 }
 
 /// A far file streamed in chunks, at most a window ahead.

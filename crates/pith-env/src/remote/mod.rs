@@ -15,6 +15,7 @@
 //! backpressure, and cancellation that kills the far process tree. The
 //! protocol is written down in docs/remote.md.
 
+mod checked;
 mod client;
 mod server;
 mod wire;

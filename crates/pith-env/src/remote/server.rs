@@ -324,13 +324,17 @@ fn resolve_policy(
     if mode == SandboxMode::Off && policy.auto_sandbox && landlock {
         mode = SandboxMode::WorkspaceWrite;
     }
+    let writable = if roots.is_empty() {
+        vec![cwd.clone()]
+    } else {
+        roots.clone()
+    };
+    // `.git/` stays read-only for commands, as pith makes it locally.
+    let read_only = writable.iter().map(|root| root.join(".git")).collect();
     let floor = SandboxPolicy {
         mode,
-        writable: if roots.is_empty() {
-            vec![cwd.clone()]
-        } else {
-            roots.clone()
-        },
+        writable,
+        read_only,
         deny_network: policy.deny_network,
         fallback: if policy.run_unsandboxed {
             SandboxFallback::RunUnsandboxed
@@ -361,6 +365,11 @@ fn apply_floor(policy: &mut SandboxPolicy, floor: &SandboxPolicy) {
         policy.mode = mode;
         policy.writable = floor.writable.clone();
         policy.fallback = floor.fallback;
+    }
+    for path in &floor.read_only {
+        if !policy.read_only.contains(path) {
+            policy.read_only.push(path.clone());
+        }
     }
     policy.deny_network |= floor.deny_network;
 }
@@ -518,6 +527,7 @@ mod tests {
         let floor = SandboxPolicy {
             mode: SandboxMode::WorkspaceWrite,
             writable: vec![PathBuf::from("/work")],
+            read_only: vec![PathBuf::from("/work/.git")],
             deny_network: true,
             fallback: SandboxFallback::Refuse,
         };

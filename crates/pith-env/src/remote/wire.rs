@@ -429,6 +429,8 @@ pub(crate) struct SandboxWire {
     /// `off`, `workspace-write` or `read-only`.
     pub(crate) mode: String,
     pub(crate) writable: Vec<WPath>,
+    /// Places inside the writable ones that commands may only read (`.git/`, `--protect`).
+    pub(crate) read_only: Vec<WPath>,
     pub(crate) deny_network: bool,
     pub(crate) run_unsandboxed: bool,
 }
@@ -438,6 +440,7 @@ impl From<&SandboxPolicy> for SandboxWire {
         SandboxWire {
             mode: policy.mode.as_str().to_owned(),
             writable: policy.writable.iter().map(|dir| wpath(dir)).collect(),
+            read_only: policy.read_only.iter().map(|dir| wpath(dir)).collect(),
             deny_network: policy.deny_network,
             run_unsandboxed: policy.fallback == SandboxFallback::RunUnsandboxed,
         }
@@ -455,6 +458,7 @@ impl SandboxWire {
         Ok(SandboxPolicy {
             mode,
             writable: self.writable.into_iter().map(path).collect(),
+            read_only: self.read_only.into_iter().map(path).collect(),
             deny_network: self.deny_network,
             fallback: if self.run_unsandboxed {
                 SandboxFallback::RunUnsandboxed
@@ -608,6 +612,9 @@ pub(crate) struct GrepOutputWire {
     limit_reached: bool,
     oversized: Vec<String>,
     oversized_count: u64,
+    /// (path, offset of the first NUL byte)
+    binary: Vec<(String, u64)>,
+    binary_count: u64,
 }
 
 impl From<GrepOutput> for GrepOutputWire {
@@ -622,6 +629,12 @@ impl From<GrepOutput> for GrepOutputWire {
             limit_reached: output.limit_reached,
             oversized: output.oversized,
             oversized_count: output.oversized_count as u64,
+            binary: output
+                .binary
+                .into_iter()
+                .map(|file| (file.path, file.offset))
+                .collect(),
+            binary_count: output.binary_count as u64,
         }
     }
 }
@@ -643,6 +656,12 @@ impl From<GrepOutputWire> for GrepOutput {
             limit_reached: wire.limit_reached,
             oversized: wire.oversized,
             oversized_count: usize::try_from(wire.oversized_count).unwrap_or(usize::MAX),
+            binary: wire
+                .binary
+                .into_iter()
+                .map(|(path, offset)| crate::BinaryFile { path, offset })
+                .collect(),
+            binary_count: usize::try_from(wire.binary_count).unwrap_or(usize::MAX),
         }
     }
 }

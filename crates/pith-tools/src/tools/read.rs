@@ -218,7 +218,7 @@ async fn read_text(
         mut hasher,
         stamp,
     } = file;
-    let fs = &**context.read_fs_for(&path);
+    let fs = &**context.read_fs_for(path);
     let window = text::Window {
         start: args.offset.unwrap_or(0).saturating_sub(1),
         limit: args.limit,
