@@ -136,7 +136,7 @@ pub(crate) struct RemoteArgs {
     #[arg(long, value_name = "PREFIX")]
     pub(crate) remote: Option<String>,
 
-    /// The pith executable on the far side [default: ~/.cache/pith/<version>/pith there,
+    /// The pith executable on the far side [default: ~/.cache/pith/VERSION/pith there,
     /// uploaded from this one when missing]. Example: --remote-pith /usr/local/bin/pith
     #[arg(long, value_name = "PATH", requires = "remote")]
     pub(crate) remote_pith: Option<PathBuf>,

@@ -466,7 +466,7 @@ impl FileSystem for RemoteEnv {
     }
 
     /// A view that resolves each path through this port before acting
-    /// ([`CheckedView`](super::checked::CheckedView)): the confinement contract
+    /// (`remote/checked.rs`): the confinement contract
     /// holds, but not against a swapper racing on the far side (docs/remote.md).
     fn confine(self: Arc<Self>, confinement: crate::Confinement) -> Arc<dyn FileSystem> {
         Arc::new(super::checked::CheckedView::new(self, confinement))
