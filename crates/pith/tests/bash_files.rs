@@ -142,8 +142,9 @@ fn allow_write_presets_widen_the_sandbox() {
         );
     }
     let ws = TempDir::new().unwrap();
-    let cache = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("pith-cache-{}", std::process::id()));
+    // Outside the always-writable temp dirs, also when the checkout lives under /tmp.
+    let cache =
+        crate::safety::unsandboxed_base().join(format!("pith-cache-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&cache);
     let run = |extra: &[&str]| {
         let output = Command::new(env!("CARGO_BIN_EXE_pith"))

@@ -31,7 +31,7 @@ fn err(output: &Output) -> String {
 /// A base for directories the sandbox does not always allow (it always allows the
 /// temp dirs): the target dir, or the home directory when the checkout itself lives
 /// under a temp dir.
-fn unsandboxed_base() -> PathBuf {
+pub(crate) fn unsandboxed_base() -> PathBuf {
     let always: Vec<PathBuf> = SandboxPolicy::always_writable()
         .iter()
         .filter_map(|dir| std::fs::canonicalize(dir).ok())
