@@ -21,7 +21,7 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-use crate::ToolError;
+use crate::tool::ToolError;
 
 /// Spellings other agents' tools use, and the key each stands for. An alias is
 /// renamed only where the schema has that key and the arguments do not.
@@ -68,7 +68,7 @@ impl std::error::Error for ArgsError {}
 
 impl From<ArgsError> for ToolError {
     fn from(error: ArgsError) -> ToolError {
-        ToolError::new(error.to_string())
+        ToolError::invalid(error.to_string())
     }
 }
 

@@ -28,6 +28,7 @@
 pub struct ReadmeExample;
 
 mod args;
+mod call;
 mod hooks;
 mod paths;
 mod policy;
@@ -44,8 +45,8 @@ pub use crate::policy::{Access, WorkspacePolicy};
 pub use crate::queue::{MutationGuard, MutationQueue, Ticket};
 pub use crate::session::{OverwritePolicy, Session};
 pub use crate::tool::{
-    CallOptions, Content, Tool, ToolAnnotations, ToolContext, ToolDefinition, ToolError,
-    ToolResult, ToolUpdate, UpdateFn,
+    CallOptions, Content, ErrorKind, QueueUse, Tool, ToolAnnotations, ToolContext, ToolDefinition,
+    ToolError, ToolOutput, ToolResult, ToolUpdate, UpdateFn,
 };
 pub use crate::tools::{BashConfig, ReadConfig, SpawnHook, SpawnRequest, TOOL_NAMES};
 pub use crate::toolset::{ToolConfig, ToolSet, ToolSetBuilder};

@@ -293,7 +293,7 @@ pub(crate) enum ExclusiveError {
     /// The queue key could not be computed.
     Lock(FsError),
     /// The work panicked.
-    Panicked,
+    Panicked(tokio::task::JoinError),
 }
 
 /// Runs `work` holding `path`'s turn in `queue`, on a task of its own.
@@ -327,7 +327,9 @@ where
         drop(guard);
         Ok(output)
     });
-    let result = task.await.unwrap_or(Err(ExclusiveError::Panicked));
+    let result = task
+        .await
+        .unwrap_or_else(|panic| Err(ExclusiveError::Panicked(panic)));
     on_drop.disarm();
     result
 }

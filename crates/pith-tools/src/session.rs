@@ -10,7 +10,9 @@ use std::time::SystemTime;
 use pith_env::{FileSystem, FsError, Metadata};
 use serde_json::Value;
 
-use crate::{CallOptions, Ticket, ToolContext, ToolResult, ToolSet};
+use crate::queue::Ticket;
+use crate::tool::{CallOptions, ToolContext, ToolError, ToolResult};
+use crate::toolset::ToolSet;
 
 /// What `write` does with an existing file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -283,20 +285,20 @@ impl Session {
         let toolset = &self.inner.toolset;
         let Some(tool) = toolset.tool(name) else {
             let names: Vec<&str> = toolset.definitions().iter().map(|d| d.name).collect();
-            return ToolResult::error(format!(
+            return ToolError::invalid(format!(
                 "Tool {} not found. Available tools: {}",
                 crate::paths::clip_chars(name, 60),
                 names.join(", ")
-            ));
+            ))
+            .into();
         };
         // A tool that never queues gives its place up at once.
         let ticket = tool
             .takes_queue_turn()
             .then(|| ticket.unwrap_or_else(|| toolset.queue().ticket()));
         if options.cancel.is_cancelled() {
-            return ToolResult::error("Operation aborted");
+            return ToolError::aborted().into();
         }
-        let args = tool.repair(args);
         let context = ToolContext {
             env: toolset.env().clone(),
             cwd: toolset.cwd().to_path_buf(),
@@ -307,21 +309,9 @@ impl Session {
             ticket: Arc::new(Mutex::new(ticket)),
             read_fs: toolset.inner.read_fs.clone(),
             write_fs: toolset.inner.write_fs.clone(),
+            target: None,
         };
-        let hooks = &context.config.hooks;
-        if hooks.is_empty() {
-            return tool.execute(args, &context, options.cancel).await;
-        }
-        let args = if tool.authorizes_in_queue() {
-            args
-        } else {
-            match context.authorize(name, args).await {
-                Ok(args) => args,
-                Err(blocked) => return blocked.into(),
-            }
-        };
-        let result = tool.execute(args.clone(), &context, options.cancel).await;
-        hooks.after(name, &args, &context.cwd, result).await
+        Arc::clone(tool).call(args, context, options.cancel).await
     }
 }
 

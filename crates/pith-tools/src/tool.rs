@@ -7,10 +7,14 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use pith_env::Env;
 use serde::Serialize;
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::{Access, MutationQueue, Session, Ticket, ToolConfig};
+use crate::policy::Access;
+use crate::queue::{MutationQueue, Ticket};
+use crate::session::Session;
+use crate::toolset::ToolConfig;
 
 /// One part of a result for the model.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -44,6 +48,12 @@ impl Content {
             Content::Image { .. } => None,
         }
     }
+}
+
+/// All text parts of `content` joined with newlines.
+fn joined_text(content: &[Content]) -> String {
+    let texts: Vec<&str> = content.iter().filter_map(Content::as_text).collect();
+    texts.join("\n")
 }
 
 /// The result of a tool call: `content` for the model, `details` for a UI.
@@ -97,35 +107,181 @@ impl ToolResult {
 
     /// All text parts joined with newlines.
     pub fn text_content(&self) -> String {
-        let texts: Vec<&str> = self.content.iter().filter_map(Content::as_text).collect();
-        texts.join("\n")
+        joined_text(&self.content)
     }
 }
 
-/// A failure a tool reports to the model: a correctable message, and details
-/// that a UI may still want (unlike Pi, errors keep their details).
-#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+/// What a successful call produced: `content` for the model, `details` for a
+/// UI, `structured` for MCP's `structuredContent`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ToolOutput {
+    /// What the model sees.
+    pub content: Vec<Content>,
+    /// Structured data for a user interface; never shown to the model.
+    pub details: Option<Value>,
+    /// A small typed result matching [`ToolDefinition::output_schema`].
+    pub structured: Option<Value>,
+}
+
+impl ToolOutput {
+    /// A text output.
+    pub fn text(text: impl Into<String>) -> ToolOutput {
+        ToolOutput {
+            content: vec![Content::text(text)],
+            details: None,
+            structured: None,
+        }
+    }
+
+    /// All text parts joined with newlines.
+    pub fn text_content(&self) -> String {
+        joined_text(&self.content)
+    }
+
+    /// Sets the details.
+    pub fn with_details(mut self, details: Value) -> ToolOutput {
+        self.details = Some(details);
+        self
+    }
+
+    /// Sets the structured result.
+    pub fn with_structured(mut self, structured: Value) -> ToolOutput {
+        self.structured = Some(structured);
+        self
+    }
+}
+
+impl From<ToolOutput> for ToolResult {
+    fn from(output: ToolOutput) -> ToolResult {
+        ToolResult {
+            content: output.content,
+            details: output.details,
+            is_error: false,
+            structured: output.structured,
+        }
+    }
+}
+
+/// The text every tool reports for a cancelled call.
+pub(crate) const ABORTED: &str = "Operation aborted";
+
+/// What kind of failure a [`ToolError`] is: the first four are for the model
+/// to act on (fix the call, pick another path, ask the user); [`Internal`]
+/// is a fault of pith or its environment that no change of arguments fixes.
+///
+/// [`Internal`]: ErrorKind::Internal
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// The arguments do not match the schema, or a tool's own checks of them.
+    InvalidArguments,
+    /// A before-hook or the workspace policy refused the call.
+    Refused,
+    /// The call was cancelled.
+    Aborted,
+    /// The call ran and failed for a reason the model can act on: not found,
+    /// not unique, not a directory, a command's non-zero exit, ...
+    Failed,
+    /// An internal failure: an I/O fault the model cannot fix, a panic caught
+    /// at the boundary. The source error is kept ([`std::error::Error::source`]).
+    Internal,
+}
+
+/// A failed call: a message for the model (one to three lines: what was
+/// wrong, what to do next), its kind, and details a UI may still want
+/// (unlike Pi, errors keep their details).
+#[derive(Clone, Debug, thiserror::Error)]
 #[error("{message}")]
 pub struct ToolError {
+    /// What kind of failure this is.
+    pub kind: ErrorKind,
     /// One to three lines saying what was wrong and what to do next.
     pub message: String,
     /// Details for a UI.
     pub details: Option<Value>,
+    /// A structured result, for failures that still have one (bash's exit code).
+    pub structured: Option<Value>,
+    /// The underlying error of an [`ErrorKind::Internal`] failure.
+    #[source]
+    source: Option<Arc<dyn std::error::Error + Send + Sync>>,
 }
 
 impl ToolError {
-    /// An error with a message.
-    pub fn new(message: impl Into<String>) -> ToolError {
+    fn of_kind(kind: ErrorKind, message: impl Into<String>) -> ToolError {
         ToolError {
+            kind,
             message: message.into(),
             details: None,
+            structured: None,
+            source: None,
         }
+    }
+
+    /// A failure the model can act on ([`ErrorKind::Failed`]).
+    pub fn new(message: impl Into<String>) -> ToolError {
+        ToolError::of_kind(ErrorKind::Failed, message)
+    }
+
+    /// Arguments that do not fit the tool ([`ErrorKind::InvalidArguments`]).
+    pub fn invalid(message: impl Into<String>) -> ToolError {
+        ToolError::of_kind(ErrorKind::InvalidArguments, message)
+    }
+
+    /// A call a hook or the workspace policy refused ([`ErrorKind::Refused`]).
+    pub fn refused(message: impl Into<String>) -> ToolError {
+        ToolError::of_kind(ErrorKind::Refused, message)
+    }
+
+    /// A cancelled call ([`ErrorKind::Aborted`]), with the one text every tool uses.
+    pub fn aborted() -> ToolError {
+        ToolError::of_kind(ErrorKind::Aborted, ABORTED)
+    }
+
+    /// `Err(aborted())` once `cancel` is cancelled: tools call it between steps.
+    pub fn check_cancelled(cancel: &CancellationToken) -> Result<(), ToolError> {
+        if cancel.is_cancelled() {
+            Err(ToolError::aborted())
+        } else {
+            Ok(())
+        }
+    }
+
+    /// An internal failure ([`ErrorKind::Internal`]) keeping its source error.
+    pub fn internal(
+        message: impl Into<String>,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> ToolError {
+        ToolError {
+            source: Some(Arc::new(source)),
+            ..ToolError::of_kind(ErrorKind::Internal, message)
+        }
+    }
+
+    /// Whether the model can act on this failure (every kind but [`ErrorKind::Internal`]).
+    pub fn is_model_fixable(&self) -> bool {
+        self.kind != ErrorKind::Internal
     }
 
     /// Sets the details.
     pub fn with_details(mut self, details: Value) -> ToolError {
         self.details = Some(details);
         self
+    }
+
+    /// Sets the structured result.
+    pub fn with_structured(mut self, structured: Value) -> ToolError {
+        self.structured = Some(structured);
+        self
+    }
+}
+
+impl PartialEq for ToolError {
+    /// Kind, message and details; the source error is not compared.
+    fn eq(&self, other: &ToolError) -> bool {
+        self.kind == other.kind
+            && self.message == other.message
+            && self.details == other.details
+            && self.structured == other.structured
     }
 }
 
@@ -135,7 +291,16 @@ impl From<ToolError> for ToolResult {
             content: vec![Content::text(error.message)],
             details: error.details,
             is_error: true,
-            structured: None,
+            structured: error.structured,
+        }
+    }
+}
+
+impl From<Result<ToolOutput, ToolError>> for ToolResult {
+    fn from(result: Result<ToolOutput, ToolError>) -> ToolResult {
+        match result {
+            Ok(output) => output.into(),
+            Err(error) => error.into(),
         }
     }
 }
@@ -206,6 +371,8 @@ pub struct ToolContext {
     pub(crate) ticket: Arc<std::sync::Mutex<Option<Ticket>>>,
     pub(crate) read_fs: Arc<dyn pith_env::FileSystem>,
     pub(crate) write_fs: Arc<dyn pith_env::FileSystem>,
+    /// See [`ToolContext::target`].
+    pub(crate) target: Option<PathBuf>,
 }
 
 impl ToolContext {
@@ -222,7 +389,16 @@ impl ToolContext {
 
     /// Resolves a path argument against the working directory (see [`crate::resolve_path`]).
     pub fn resolve(&self, raw: &str) -> Result<std::path::PathBuf, ToolError> {
-        crate::resolve_path(raw, &self.cwd, self.env.fs.home_dir().as_deref())
+        crate::paths::resolve_path(raw, &self.cwd, self.env.fs.home_dir().as_deref())
+    }
+
+    /// The resolved path of the file a call changes: [`target`](Self::target)
+    /// inside the file's queue (resolved once, before it), else `raw` resolved.
+    pub fn resolve_target(&self, raw: &str) -> Result<PathBuf, ToolError> {
+        match &self.target {
+            Some(path) => Ok(path.clone()),
+            None => self.resolve(raw),
+        }
     }
 
     /// Resolves a path argument and checks it against the workspace roots.
@@ -286,7 +462,7 @@ impl ToolContext {
             .config
             .workspace
             .as_ref()
-            .is_some_and(crate::WorkspacePolicy::contains_reads);
+            .is_some_and(crate::policy::WorkspacePolicy::contains_reads);
         if !contained {
             return Ok(root);
         }
@@ -329,7 +505,7 @@ impl ToolContext {
             .before(tool, args, &self.cwd)
             .await
             .map_err(|reason| {
-                ToolError::new(if reason.is_empty() {
+                ToolError::refused(if reason.is_empty() {
                     "Tool execution was blocked".to_owned()
                 } else {
                     reason
@@ -337,31 +513,11 @@ impl ToolContext {
             })
     }
 
-    /// For write and edit, inside the file's mutation queue: runs the
-    /// before-hooks on `args` and the workspace check on `path`. Returns the
-    /// rewritten arguments when a hook rewrote them (`None`: unchanged).
-    pub(crate) async fn authorize_mutation(
-        &self,
-        tool: &str,
-        args: &Value,
-        path: &std::path::Path,
-    ) -> Result<Option<Value>, ToolError> {
-        let mut rewritten = None;
-        if !self.config.hooks.is_empty() {
-            let approved = self.authorize(tool, args.clone()).await?;
-            if &approved != args {
-                rewritten = Some(approved);
-            }
-        }
-        self.check_path(path, Access::Write).await?;
-        Ok(rewritten)
-    }
-
-    /// The error for a hook that moved a write or edit to another file.
-    pub(crate) fn moved_by_hook(tool: &str) -> ToolError {
-        ToolError::new(format!(
-            "A before_tool_call hook changed the path of this {tool} call; hooks may rewrite the arguments of write and edit but not their path (the call is approved inside that file's queue). Block the call instead."
-        ))
+    /// For a tool whose calls change one file ([`QueueUse::Target`]): the
+    /// resolved path of that file, whose turn in the mutation queue this call
+    /// holds while [`Tool::execute`] runs.
+    pub fn target(&self) -> Option<&std::path::Path> {
+        self.target.as_deref()
     }
 
     /// Sends an update if someone listens.
@@ -397,10 +553,64 @@ impl fmt::Debug for CallOptions {
     }
 }
 
-/// A tool.
+/// How a tool's calls use the file mutation queue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QueueUse {
+    /// Not at all (bash, grep, find, ls).
+    None,
+    /// The call takes its place in arrival order when it arrives and locks
+    /// the file itself, when it knows which (read: it waits for the writes
+    /// that arrived before it).
+    Turn,
+    /// Each call changes the one file [`Tool::target`] names (write, edit):
+    /// the before-hooks and the workspace write check run inside that file's
+    /// queue, together with [`Tool::execute`].
+    Target,
+}
+
+/// A tool: a definition, typed arguments and an `execute`.
+///
+/// # The contract
+///
+/// A [`Session`] runs every call through one pipeline, so that a tool only
+/// writes its own logic:
+///
+/// 1. [`repair`](Tool::repair) fixes what models commonly get wrong;
+/// 2. for a tool that is not [`QueueUse::Target`], the before-hooks approve,
+///    block or rewrite the arguments;
+/// 3. [`precheck`](Tool::precheck) looks at the raw arguments, then they are
+///    coerced and validated against the definition's schema
+///    ([`crate::parse_args`]) into [`Tool::Args`], and
+///    [`validate`](Tool::validate) runs the tool's own checks; any failure is
+///    an [`ErrorKind::InvalidArguments`] error the model sees;
+/// 4. a cancelled call stops here with [`ToolError::aborted`];
+/// 5. for a [`QueueUse::Target`] tool, the path [`target`](Tool::target)
+///    names is resolved once and the call waits for that file's turn; inside
+///    it the before-hooks run (a rewrite is parsed again and may not change
+///    the file) and the workspace write check;
+/// 6. [`execute`](Tool::execute) runs;
+/// 7. the after-hooks see the result and the arguments that actually ran.
+///
+/// So `execute` may assume: its arguments passed the schema and `validate`,
+/// the hooks approved them, the call was not cancelled before it started, and
+/// for a `Target` tool the call holds the file's turn and
+/// [`ToolContext::target`] is the resolved path. It must: go through
+/// [`ToolContext::read_fs`] / [`ToolContext::write_fs`] for file access (they
+/// enforce the workspace), check `cancel` between steps
+/// ([`ToolError::check_cancelled`]) and never stop half-way through a change,
+/// and return errors the model can act on (one to three lines) or
+/// [`ToolError::internal`] for faults it cannot fix.
+///
+/// `execute` is the raw entry point: it skips the pipeline. Only a
+/// [`Session`] can build the [`ToolContext`] it needs, so a host runs tools
+/// through [`Session::call`] (and registers its own with
+/// [`ToolSetBuilder::tool`](crate::toolset::ToolSetBuilder::tool)).
 #[async_trait]
-pub trait Tool: Send + Sync {
-    /// The definition.
+pub trait Tool: Send + Sync + 'static {
+    /// The arguments, deserialized after validation against the definition's schema.
+    type Args: DeserializeOwned + Send + 'static;
+
+    /// The definition (its `input_schema` is what arguments are validated against).
     fn definition(&self) -> &ToolDefinition;
 
     /// Repairs what models commonly get wrong before validation (default: nothing).
@@ -408,24 +618,33 @@ pub trait Tool: Send + Sync {
         args
     }
 
-    /// Whether the tool runs the before-hooks itself, inside the file's
-    /// mutation queue (write and edit), instead of [`Session::call`] running
-    /// them first.
-    fn authorizes_in_queue(&self) -> bool {
-        false
+    /// Checks on the raw arguments whose message must win over the schema's
+    /// (default: none).
+    fn precheck(&self, _args: &Value) -> Result<(), ToolError> {
+        Ok(())
     }
 
-    /// Whether the tool takes a turn in the file mutation queue (read, write,
-    /// edit): such a call takes its place in arrival order when it arrives.
-    fn takes_queue_turn(&self) -> bool {
-        false
+    /// The tool's own checks of validated arguments (default: none).
+    fn validate(&self, _args: &Self::Args) -> Result<(), ToolError> {
+        Ok(())
     }
 
-    /// Runs the tool. Arguments are validated inside (see [`crate::parse_args`]).
+    /// How calls use the file mutation queue (default: [`QueueUse::None`]).
+    fn queue_use(&self) -> QueueUse {
+        QueueUse::None
+    }
+
+    /// For a [`QueueUse::Target`] tool: the path argument naming the file the
+    /// call changes (default: none; the call then runs outside any queue).
+    fn target<'a>(&self, _args: &'a Self::Args) -> Option<&'a str> {
+        None
+    }
+
+    /// Runs the tool on validated, approved arguments (see the contract above).
     async fn execute(
         &self,
-        args: Value,
+        args: Self::Args,
         context: &ToolContext,
         cancel: CancellationToken,
-    ) -> ToolResult;
+    ) -> Result<ToolOutput, ToolError>;
 }

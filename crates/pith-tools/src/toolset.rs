@@ -6,10 +6,13 @@ use std::sync::Arc;
 
 use pith_env::{Env, FileSystem, SandboxPolicy};
 
+use crate::call::RegisteredTool;
+use crate::hooks::Hooks;
+use crate::policy::{Access, WorkspacePolicy};
+use crate::queue::MutationQueue;
+use crate::session::{OverwritePolicy, Session};
+use crate::tool::{Tool, ToolDefinition};
 use crate::tools::{self, BashConfig, ReadConfig};
-use crate::{
-    Hooks, MutationQueue, OverwritePolicy, Session, Tool, ToolDefinition, WorkspacePolicy,
-};
 
 /// Configuration shared by every call of a tool set.
 #[derive(Clone, Debug)]
@@ -47,7 +50,7 @@ pub(crate) struct Inner {
     pub(crate) cwd: PathBuf,
     pub(crate) config: Arc<ToolConfig>,
     pub(crate) queue: Arc<MutationQueue>,
-    pub(crate) tools: Vec<Arc<dyn Tool>>,
+    pub(crate) tools: Vec<Arc<dyn RegisteredTool>>,
     /// The file-system view read, ls (and the search roots) go through.
     pub(crate) read_fs: Arc<dyn FileSystem>,
     /// The file-system view write and edit go through.
@@ -69,6 +72,7 @@ impl ToolSet {
             config: ToolConfig::default(),
             names: None,
             queue: None,
+            extra: Vec::new(),
         }
     }
 
@@ -82,7 +86,7 @@ impl ToolSet {
     }
 
     /// The tool called `name`.
-    pub fn tool(&self, name: &str) -> Option<&Arc<dyn Tool>> {
+    pub(crate) fn tool(&self, name: &str) -> Option<&Arc<dyn RegisteredTool>> {
         self.inner
             .tools
             .iter()
@@ -126,13 +130,25 @@ impl fmt::Debug for ToolSet {
 }
 
 /// Builds a [`ToolSet`].
-#[derive(Debug)]
 pub struct ToolSetBuilder {
     env: Env,
     cwd: PathBuf,
     config: ToolConfig,
     names: Option<Vec<String>>,
     queue: Option<Arc<MutationQueue>>,
+    /// The host's own tools, in the order they were added.
+    extra: Vec<Arc<dyn RegisteredTool>>,
+}
+
+impl fmt::Debug for ToolSetBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let extra: Vec<&str> = self.extra.iter().map(|t| t.definition().name).collect();
+        f.debug_struct("ToolSetBuilder")
+            .field("cwd", &self.cwd)
+            .field("names", &self.names)
+            .field("extra", &extra)
+            .finish_non_exhaustive()
+    }
 }
 
 impl ToolSetBuilder {
@@ -160,6 +176,16 @@ impl ToolSetBuilder {
         self
     }
 
+    /// Adds a tool of the host's own, after the built-in ones. Its calls run
+    /// through the same pipeline (repair, validation, hooks, the file's queue
+    /// when it names one; see [`Tool`]) and it is listed with the others. A
+    /// tool with a built-in tool's name replaces that tool; [`tools`](Self::tools)
+    /// selects among the built-in tools only.
+    pub fn tool<T: Tool>(mut self, tool: T) -> ToolSetBuilder {
+        self.extra.push(Arc::new(tool));
+        self
+    }
+
     /// Shares a mutation queue with other tool sets in this process.
     pub fn queue(mut self, queue: Arc<MutationQueue>) -> ToolSetBuilder {
         self.queue = Some(queue);
@@ -172,16 +198,20 @@ impl ToolSetBuilder {
         if let Some(names) = &self.names {
             all.retain(|tool| names.iter().any(|name| name == tool.definition().name));
         }
+        for tool in self.extra {
+            all.retain(|builtin| builtin.definition().name != tool.definition().name);
+            all.push(tool);
+        }
         // The roots are opened once, here: every later file operation
         // resolves beneath these handles (see `pith_env::FileSystem::confine`).
         let fs = self.env.fs.clone();
         let (read_fs, write_fs) = match &self.config.workspace {
             Some(policy) => (
-                match policy.confinement(crate::Access::Read) {
+                match policy.confinement(Access::Read) {
                     Some(confinement) => fs.clone().confine(confinement),
                     None => fs.clone(),
                 },
-                match policy.confinement(crate::Access::Write) {
+                match policy.confinement(Access::Write) {
                     Some(confinement) => fs.clone().confine(confinement),
                     None => fs.clone(),
                 },

@@ -9,9 +9,6 @@ mod large;
 mod repair;
 mod run;
 
-use std::path::PathBuf;
-use std::sync::Arc;
-
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -19,10 +16,8 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::{Describe, define};
-use crate::paths::describe_fs_error;
-use crate::queue::{ExclusiveError, exclusive};
-use crate::{
-    Tool, ToolAnnotations, ToolContext, ToolDefinition, ToolError, ToolResult, parse_args,
+use crate::tool::{
+    QueueUse, Tool, ToolAnnotations, ToolContext, ToolDefinition, ToolError, ToolOutput,
 };
 use repair::repair_edit_args;
 
@@ -78,22 +73,6 @@ impl EditTool {
     }
 }
 
-/// Validates the arguments and resolves the path.
-pub(crate) fn parse_and_resolve(
-    schema: &Value,
-    args: Value,
-    context: &ToolContext,
-) -> Result<(EditArgs, PathBuf), ToolError> {
-    let args: EditArgs = parse_args("edit", schema, args)?;
-    if args.edits.is_empty() {
-        return Err(ToolError::new(
-            "Edit tool input is invalid. edits must contain at least one replacement.",
-        ));
-    }
-    let path = context.resolve(&args.path)?;
-    Ok((args, path))
-}
-
 /// The engine's edits, and which of them replace every occurrence.
 pub(crate) fn edits_of(items: Vec<EditItem>) -> (Vec<pith_text::Edit>, Vec<bool>) {
     items
@@ -110,13 +89,7 @@ pub(crate) fn edits_of(items: Vec<EditItem>) -> (Vec<pith_text::Edit>, Vec<bool>
 
 #[async_trait]
 impl Tool for EditTool {
-    fn authorizes_in_queue(&self) -> bool {
-        true
-    }
-
-    fn takes_queue_turn(&self) -> bool {
-        true
-    }
+    type Args = EditArgs;
 
     fn definition(&self) -> &ToolDefinition {
         &self.definition
@@ -126,50 +99,39 @@ impl Tool for EditTool {
         repair_edit_args(args)
     }
 
+    fn validate(&self, args: &EditArgs) -> Result<(), ToolError> {
+        if args.edits.is_empty() {
+            return Err(ToolError::invalid(
+                "Edit tool input is invalid. edits must contain at least one replacement.",
+            ));
+        }
+        Ok(())
+    }
+
+    fn queue_use(&self) -> QueueUse {
+        QueueUse::Target
+    }
+
+    fn target<'a>(&self, args: &'a EditArgs) -> Option<&'a str> {
+        Some(&args.path)
+    }
+
     async fn execute(
         &self,
-        args: Value,
+        args: EditArgs,
         context: &ToolContext,
         cancel: CancellationToken,
-    ) -> ToolResult {
-        let raw_args = args.clone();
-        let schema = &self.definition.input_schema;
-        let (args, path) = match parse_and_resolve(schema, args, context) {
-            Ok(parsed) => parsed,
-            Err(error) => return error.into(),
-        };
-        if cancel.is_cancelled() {
-            return ToolResult::error(run::ABORTED);
-        }
-        let fs = context.write_fs().clone();
+    ) -> Result<ToolOutput, ToolError> {
         let (edits, replace_all) = edits_of(args.edits);
         let job = run::EditJob {
-            fs: Arc::clone(&fs),
-            context: context.clone(),
-            schema: schema.clone(),
-            raw_args,
-            path: path.clone(),
+            fs: &**context.write_fs(),
+            context,
+            path: context.resolve_target(&args.path)?,
             raw_path: args.path,
             edits,
             replace_all,
         };
-        match exclusive(
-            &context.queue,
-            &context.env.fs,
-            &path,
-            context.ticket(),
-            &cancel,
-            move |token| job.run(token),
-        )
-        .await
-        {
-            Ok(Ok(result)) => result,
-            Ok(Err(error)) => error.into(),
-            Err(ExclusiveError::Lock(error)) => ToolResult::error(describe_fs_error(&error)),
-            Err(ExclusiveError::Panicked) => {
-                ToolResult::error(format!("Could not edit {}: internal error", path.display()))
-            }
-        }
+        job.run(&cancel).await
     }
 }
 

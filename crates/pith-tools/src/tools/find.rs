@@ -4,12 +4,12 @@ use async_trait::async_trait;
 use pith_env::{FindOutput, FindRequest, FsErrorKind, SearchError};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use super::grep::{ABORTED, Notices, search_error};
+use super::grep::{Notices, search_error};
 use super::{Describe, READ_ONLY, define};
-use crate::{Tool, ToolContext, ToolDefinition, ToolError, ToolResult, parse_args};
+use crate::tool::{Tool, ToolContext, ToolDefinition, ToolError, ToolOutput};
 
 /// Results returned when the model gives no limit.
 const DEFAULT_LIMIT: usize = 1000;
@@ -47,29 +47,22 @@ impl FindTool {
 
 #[async_trait]
 impl Tool for FindTool {
+    type Args = FindArgs;
+
     fn definition(&self) -> &ToolDefinition {
         &self.definition
     }
 
     async fn execute(
         &self,
-        args: Value,
+        args: FindArgs,
         context: &ToolContext,
         cancel: CancellationToken,
-    ) -> ToolResult {
-        if cancel.is_cancelled() {
-            return ToolResult::error(ABORTED);
-        }
-        let args: FindArgs = match parse_args("find", &self.definition.input_schema, args) {
-            Ok(args) => args,
-            Err(error) => return ToolError::from(error).into(),
-        };
+    ) -> Result<ToolOutput, ToolError> {
         // The walk does not follow symlinks, so a contained root keeps the search inside.
-        let path = args.path.as_deref().unwrap_or(".");
-        let root = match context.search_root(path).await {
-            Ok(root) => root,
-            Err(error) => return error.into(),
-        };
+        let root = context
+            .search_root(args.path.as_deref().unwrap_or("."))
+            .await?;
         let limit = args.limit.map_or(DEFAULT_LIMIT, |limit| {
             usize::try_from(limit.max(1)).unwrap_or(usize::MAX)
         });
@@ -78,31 +71,30 @@ impl Tool for FindTool {
             root,
             limit,
         };
-        match context.env.search.find(request, cancel).await {
-            Ok(output) => {
-                let result = render(&output, limit);
-                let structured = json!({
-                    "count": output.entries.len(),
-                    "limitReached": output.limit_reached,
-                    "truncated": super::grep::cut(&result),
-                });
-                result.with_structured(structured)
-            }
+        let output = match context.env.search.find(request, cancel).await {
+            Ok(output) => output,
             Err(SearchError::Fs(error)) if error.kind == FsErrorKind::NotADirectory => {
-                ToolResult::error(format!(
+                return Err(ToolError::new(format!(
                     "Not a directory: {}. find searches a directory; use read for a file.",
                     error.path.display()
-                ))
+                )));
             }
-            Err(error) => search_error(error, context).await.into(),
-        }
+            Err(error) => return Err(search_error(error, context).await),
+        };
+        let result = render(&output, limit);
+        let structured = json!({
+            "count": output.entries.len(),
+            "limitReached": output.limit_reached,
+            "truncated": super::grep::cut(&result),
+        });
+        Ok(result.with_structured(structured))
     }
 }
 
 /// One path per line, directories ending in `/`, then the notices.
-fn render(output: &FindOutput, limit: usize) -> ToolResult {
+fn render(output: &FindOutput, limit: usize) -> ToolOutput {
     if output.entries.is_empty() {
-        return ToolResult::text("No files found matching pattern");
+        return ToolOutput::text("No files found matching pattern");
     }
     let rows: Vec<String> = output
         .entries

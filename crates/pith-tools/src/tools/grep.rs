@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{Describe, READ_ONLY, define};
 use crate::paths::{describe_fs_error, not_found_hint};
-use crate::{Tool, ToolContext, ToolDefinition, ToolError, ToolResult, parse_args};
+use crate::tool::{Tool, ToolContext, ToolDefinition, ToolError, ToolOutput};
 
 /// Matches returned when the model gives no limit.
 const DEFAULT_LIMIT: usize = 100;
@@ -61,29 +61,22 @@ impl GrepTool {
 
 #[async_trait]
 impl Tool for GrepTool {
+    type Args = GrepArgs;
+
     fn definition(&self) -> &ToolDefinition {
         &self.definition
     }
 
     async fn execute(
         &self,
-        args: Value,
+        args: GrepArgs,
         context: &ToolContext,
         cancel: CancellationToken,
-    ) -> ToolResult {
-        if cancel.is_cancelled() {
-            return ToolResult::error(ABORTED);
-        }
-        let args: GrepArgs = match parse_args("grep", &self.definition.input_schema, args) {
-            Ok(args) => args,
-            Err(error) => return ToolError::from(error).into(),
-        };
+    ) -> Result<ToolOutput, ToolError> {
         // The walk does not follow symlinks, so a contained root keeps the search inside.
-        let path = args.path.as_deref().unwrap_or(".");
-        let root = match context.search_root(path).await {
-            Ok(root) => root,
-            Err(error) => return error.into(),
-        };
+        let root = context
+            .search_root(args.path.as_deref().unwrap_or("."))
+            .await?;
         let limit = args.limit.map_or(DEFAULT_LIMIT, |limit| {
             usize::try_from(limit.max(1)).unwrap_or(usize::MAX)
         });
@@ -103,26 +96,25 @@ impl Tool for GrepTool {
             (Some(path), _) if path != "." => Base::Dir(path.clone()),
             _ => Base::Cwd,
         };
-        match context.env.search.grep(request, cancel).await {
-            Ok(output) => {
-                let result = render(&output, limit, &base);
-                let files: std::collections::HashSet<&str> =
-                    output.lines.iter().map(|line| line.path.as_str()).collect();
-                let structured = json!({
-                    "matches": output.match_count,
-                    "files": files.len(),
-                    "limitReached": output.limit_reached,
-                    "truncated": cut(&result),
-                });
-                result.with_structured(structured)
-            }
-            Err(error) => search_error(error, context).await.into(),
-        }
+        let output = match context.env.search.grep(request, cancel).await {
+            Ok(output) => output,
+            Err(error) => return Err(search_error(error, context).await),
+        };
+        let result = render(&output, limit, &base);
+        let files: std::collections::HashSet<&str> =
+            output.lines.iter().map(|line| line.path.as_str()).collect();
+        let structured = json!({
+            "matches": output.match_count,
+            "files": files.len(),
+            "limitReached": output.limit_reached,
+            "truncated": cut(&result),
+        });
+        Ok(result.with_structured(structured))
     }
 }
 
 /// Whether a search result was cut (by its limit or the output cap).
-pub(super) fn cut(result: &ToolResult) -> bool {
+pub(super) fn cut(result: &ToolOutput) -> bool {
     result.details.as_ref().is_some_and(|details| {
         ["truncation", "matchLimitReached", "resultLimitReached"]
             .iter()
@@ -130,8 +122,6 @@ pub(super) fn cut(result: &ToolResult) -> bool {
     })
 }
 
-/// The model's text for a cancelled call.
-pub(super) const ABORTED: &str = "Operation aborted";
 
 /// What the rows' paths are relative to, as the model named it.
 pub(super) enum Base {
@@ -155,7 +145,7 @@ impl Base {
 }
 
 /// Rows `path:line: text` (matches) and `path-line- text` (context), then the notices.
-fn render(output: &GrepOutput, limit: usize, base: &Base) -> ToolResult {
+fn render(output: &GrepOutput, limit: usize, base: &Base) -> ToolOutput {
     if output.match_count == 0 {
         let mut notices = Notices::default();
         push_oversized(&mut notices, output);
@@ -356,14 +346,14 @@ impl Notices {
     }
 
     /// Appends `[notice. notice]` after a blank line and attaches the details.
-    pub(super) fn finish(self, text: &mut String) -> ToolResult {
+    pub(super) fn finish(self, text: &mut String) -> ToolOutput {
         if self.texts.is_empty() {
-            return ToolResult::text(std::mem::take(text));
+            return ToolOutput::text(std::mem::take(text));
         }
         text.push_str("\n\n[");
         text.push_str(&self.texts.join(". "));
         text.push(']');
-        ToolResult::text(std::mem::take(text)).with_details(Value::Object(self.details))
+        ToolOutput::text(std::mem::take(text)).with_details(Value::Object(self.details))
     }
 }
 
@@ -378,7 +368,7 @@ pub(super) async fn search_error(error: SearchError, context: &ToolContext) -> T
         SearchError::InvalidPattern(reason) => format!(
             "Invalid regex: {reason}. Fix the pattern, or set literal: true to search for the text as written."
         ),
-        SearchError::Cancelled => ABORTED.to_owned(),
+        SearchError::Cancelled => return ToolError::aborted(),
         other => other.to_string(),
     };
     ToolError::new(message)

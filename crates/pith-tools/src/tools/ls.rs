@@ -19,11 +19,11 @@ use tokio_util::sync::CancellationToken;
 
 use super::{Describe, READ_ONLY, define};
 use crate::paths::{describe_fs_error, not_found_hint};
-use crate::{Access, Tool, ToolContext, ToolDefinition, ToolError, ToolResult, parse_args};
+use crate::policy::Access;
+use crate::tool::{Tool, ToolContext, ToolDefinition, ToolError, ToolOutput};
 
 /// Entries listed when no `limit` is given.
 const DEFAULT_LIMIT: u64 = 500;
-const ABORTED: &str = "Operation aborted";
 
 /// Arguments of `ls`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -56,24 +56,19 @@ impl LsTool {
 
 #[async_trait]
 impl Tool for LsTool {
+    type Args = LsArgs;
+
     fn definition(&self) -> &ToolDefinition {
         &self.definition
     }
 
     async fn execute(
         &self,
-        args: Value,
+        args: LsArgs,
         context: &ToolContext,
         cancel: CancellationToken,
-    ) -> ToolResult {
-        let args: LsArgs = match parse_args("ls", &self.definition.input_schema, args) {
-            Ok(args) => args,
-            Err(error) => return ToolError::from(error).into(),
-        };
-        match list(&args, context, &cancel).await {
-            Ok(result) => result,
-            Err(error) => error.into(),
-        }
+    ) -> Result<ToolOutput, ToolError> {
+        list(&args, context, &cancel).await
     }
 }
 
@@ -88,14 +83,7 @@ async fn list(
     args: &LsArgs,
     context: &ToolContext,
     cancel: &CancellationToken,
-) -> Result<ToolResult, ToolError> {
-    let aborted = || {
-        cancel
-            .is_cancelled()
-            .then(|| ToolError::new(ABORTED))
-            .map_or(Ok(()), Err)
-    };
-    aborted()?;
+) -> Result<ToolOutput, ToolError> {
     let fs = &**context.read_fs();
     let dir = context
         .resolve_checked(args.path.as_deref().unwrap_or("."), Access::Read)
@@ -133,7 +121,7 @@ async fn list(
             limit_reached = true;
             break;
         }
-        aborted()?;
+        ToolError::check_cancelled(cancel)?;
         let is_dir = match kind {
             FileKind::Directory => true,
             // A dangling link or one we may not follow is listed as it is.
@@ -151,7 +139,7 @@ async fn list(
     }
     let structured = |truncated: bool| json!({"count": lines.len(), "limitReached": limit_reached, "truncated": truncated});
     if lines.is_empty() && !limit_reached {
-        return Ok(ToolResult::text("(empty directory)").with_structured(structured(false)));
+        return Ok(ToolOutput::text("(empty directory)").with_structured(structured(false)));
     }
     let limits = TruncationLimits {
         max_lines: usize::MAX,
@@ -183,7 +171,7 @@ async fn list(
         text.push_str(&format!("\n\n[{}]", notices.join(". ")));
     }
     let result =
-        ToolResult::text(text).with_structured(structured(limit_reached || truncation.truncated));
+        ToolOutput::text(text).with_structured(structured(limit_reached || truncation.truncated));
     Ok(if details.is_empty() {
         result
     } else {

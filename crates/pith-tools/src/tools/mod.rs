@@ -4,7 +4,9 @@ use std::sync::Arc;
 
 use schemars::JsonSchema;
 
-use crate::{Tool, ToolAnnotations, ToolDefinition, schema_of};
+use crate::args::schema_of;
+use crate::call::RegisteredTool;
+use crate::tool::{ToolAnnotations, ToolDefinition};
 
 mod bash;
 mod edit;
@@ -22,7 +24,7 @@ pub use read::ReadConfig;
 pub const TOOL_NAMES: [&str; 7] = ["read", "bash", "edit", "write", "grep", "find", "ls"];
 
 /// Every tool, in the canonical order.
-pub(crate) fn all() -> Vec<Arc<dyn Tool>> {
+pub(crate) fn all() -> Vec<Arc<dyn RegisteredTool>> {
     vec![
         Arc::new(read::ReadTool::new()),
         Arc::new(bash::BashTool::new()),

@@ -23,10 +23,9 @@ use tokio_util::sync::CancellationToken;
 use super::{Describe, READ_ONLY, define};
 use crate::paths::{describe_fs_error, not_found_hint};
 use crate::session::{ContentHasher, Fingerprint};
-use crate::{
-    Access, Content, Tool, ToolContext, ToolDefinition, ToolError, ToolResult, parse_args,
-    resolve_read_path,
-};
+use crate::paths::resolve_read_path;
+use crate::policy::Access;
+use crate::tool::{Content, QueueUse, Tool, ToolContext, ToolDefinition, ToolError, ToolOutput};
 
 /// Bytes read before deciding what kind of file this is.
 const HEADER_BYTES: usize = 8192;
@@ -35,7 +34,6 @@ const CHUNK_BYTES: usize = 256 * 1024;
 /// Image files larger than this are not loaded.
 const MAX_IMAGE_FILE_BYTES: u64 = 64 * 1024 * 1024;
 const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
-const ABORTED: &str = "Operation aborted";
 
 /// Options of the `read` tool.
 #[derive(Clone, Debug)]
@@ -86,28 +84,23 @@ impl ReadTool {
 
 #[async_trait]
 impl Tool for ReadTool {
+    type Args = ReadArgs;
+
     fn definition(&self) -> &ToolDefinition {
         &self.definition
     }
 
-    fn takes_queue_turn(&self) -> bool {
-        true
+    fn queue_use(&self) -> QueueUse {
+        QueueUse::Turn
     }
 
     async fn execute(
         &self,
-        args: Value,
+        args: ReadArgs,
         context: &ToolContext,
         cancel: CancellationToken,
-    ) -> ToolResult {
-        let args: ReadArgs = match parse_args("read", &self.definition.input_schema, args) {
-            Ok(args) => args,
-            Err(error) => return ToolError::from(error).into(),
-        };
-        match read(&args, context, &cancel).await {
-            Ok(result) => result,
-            Err(error) => error.into(),
-        }
+    ) -> Result<ToolOutput, ToolError> {
+        read(&args, context, &cancel).await
     }
 }
 
@@ -115,10 +108,7 @@ async fn read(
     args: &ReadArgs,
     context: &ToolContext,
     cancel: &CancellationToken,
-) -> Result<ToolResult, ToolError> {
-    if cancel.is_cancelled() {
-        return Err(ToolError::new(ABORTED));
-    }
+) -> Result<ToolOutput, ToolError> {
     let fs = &**context.read_fs();
     let path = resolve_read_path(&args.path, &context.cwd, fs).await?;
     context.check_path(&path, Access::Read).await?;
@@ -211,7 +201,7 @@ async fn read_text(
     body: &[u8],
     context: &ToolContext,
     cancel: &CancellationToken,
-) -> Result<ToolResult, ToolError> {
+) -> Result<ToolOutput, ToolError> {
     let TextFile {
         path,
         reader,
@@ -244,7 +234,7 @@ async fn read_text(
         raw_path: &args.path,
     };
     let (text, details) = text::render(&scan, &window, &request);
-    let result = ToolResult::text(text).with_structured(text::structured(&scan, &window, path));
+    let result = ToolOutput::text(text).with_structured(text::structured(&scan, &window, path));
     Ok(match details {
         Some(details) => result.with_details(details),
         None => result,
@@ -260,9 +250,7 @@ async fn read_header(
     let mut header = vec![0; HEADER_BYTES];
     let mut filled = 0;
     while filled < header.len() {
-        if cancel.is_cancelled() {
-            return Err(ToolError::new(ABORTED));
-        }
+        ToolError::check_cancelled(cancel)?;
         let read = reader
             .read_chunk(&mut header[filled..])
             .await
@@ -299,9 +287,7 @@ async fn stream_rest(
     // reads then costs kilobytes each, a large file still streams in big chunks.
     let mut chunk = vec![0; 8 * 1024];
     loop {
-        if cancel.is_cancelled() {
-            return Err(ToolError::new(ABORTED));
-        }
+        ToolError::check_cancelled(cancel)?;
         let read = reader
             .read_chunk(&mut chunk)
             .await
@@ -328,9 +314,9 @@ async fn read_image(
     kind: image::ImageKind,
     context: &ToolContext,
     cancel: &CancellationToken,
-) -> Result<ToolResult, ToolError> {
+) -> Result<ToolOutput, ToolError> {
     if len > MAX_IMAGE_FILE_BYTES {
-        return Ok(ToolResult::text(format!(
+        return Ok(ToolOutput::text(format!(
             "Read image file [{}]\n[Image omitted: the file is {}, more than the {} an image may have to be attached.]",
             kind.mime(),
             format_size(len),
@@ -342,9 +328,7 @@ async fn read_image(
         .read(path)
         .await
         .map_err(|error| ToolError::new(describe_fs_error(&error)))?;
-    if cancel.is_cancelled() {
-        return Err(ToolError::new(ABORTED));
-    }
+    ToolError::check_cancelled(cancel)?;
     let seen = Fingerprint::of(&bytes);
     let auto_resize = context.config.read.auto_resize_images;
     let attachment = tokio::task::spawn_blocking(move || image::attach(&bytes, kind, auto_resize))
@@ -368,10 +352,9 @@ async fn read_image(
         "path": path.display().to_string(),
         "mimeType": mime_type_of(&details, kind.mime()),
     });
-    Ok(ToolResult {
+    Ok(ToolOutput {
         content,
         details: Some(details),
-        is_error: false,
         structured: Some(structured),
     })
 }

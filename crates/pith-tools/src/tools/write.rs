@@ -6,25 +6,19 @@
 //! the UTF-8 byte count (Pi reports UTF-16 code units).
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use async_trait::async_trait;
 use pith_env::{FileSystem, FsErrorKind, Metadata};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::{Describe, define};
 use crate::paths::describe_fs_error;
-use crate::queue::{ExclusiveError, exclusive};
-use crate::session::Fingerprint;
-use crate::{
-    OverwritePolicy, Session, Tool, ToolAnnotations, ToolContext, ToolDefinition, ToolError,
-    ToolResult, parse_args,
+use crate::session::{Fingerprint, OverwritePolicy, Session};
+use crate::tool::{
+    QueueUse, Tool, ToolAnnotations, ToolContext, ToolDefinition, ToolError, ToolOutput,
 };
-
-const ABORTED: &str = "Operation aborted";
 
 /// Arguments of `write`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -61,116 +55,32 @@ impl WriteTool {
 
 #[async_trait]
 impl Tool for WriteTool {
-    fn authorizes_in_queue(&self) -> bool {
-        true
-    }
-
-    fn takes_queue_turn(&self) -> bool {
-        true
-    }
+    type Args = WriteArgs;
 
     fn definition(&self) -> &ToolDefinition {
         &self.definition
     }
 
+    fn queue_use(&self) -> QueueUse {
+        QueueUse::Target
+    }
+
+    fn target<'a>(&self, args: &'a WriteArgs) -> Option<&'a str> {
+        Some(&args.path)
+    }
+
     async fn execute(
         &self,
-        args: Value,
+        args: WriteArgs,
         context: &ToolContext,
         cancel: CancellationToken,
-    ) -> ToolResult {
-        let raw_args = args.clone();
-        let schema = &self.definition.input_schema;
-        let (args, path) = match parse_and_resolve(schema, args, context) {
-            Ok(parsed) => parsed,
-            Err(error) => return error.into(),
-        };
-        if cancel.is_cancelled() {
-            return ToolResult::error(ABORTED);
-        }
-        let fs = context.write_fs().clone();
-        let job = WriteJob {
-            fs: fs.clone(),
-            context: context.clone(),
-            schema: schema.clone(),
-            raw_args,
-            path: path.clone(),
-            args,
-        };
-        match exclusive(
-            &context.queue,
-            &context.env.fs,
-            &path,
-            context.ticket(),
-            &cancel,
-            move |token| job.run(token),
-        )
-        .await
-        {
-            Ok(Ok(result)) => result,
-            Ok(Err(error)) => error.into(),
-            Err(ExclusiveError::Lock(error)) => ToolResult::error(describe_fs_error(&error)),
-            Err(ExclusiveError::Panicked) => ToolResult::error(format!(
-                "Could not write {}: internal error",
-                path.display()
-            )),
-        }
-    }
-}
-
-fn parse_and_resolve(
-    schema: &Value,
-    args: Value,
-    context: &ToolContext,
-) -> Result<(WriteArgs, PathBuf), ToolError> {
-    let args: WriteArgs = parse_args("write", schema, args)?;
-    let path = context.resolve(&args.path)?;
-    Ok((args, path))
-}
-
-/// One write, run while holding the file's turn in the queue.
-struct WriteJob {
-    fs: Arc<dyn FileSystem>,
-    context: ToolContext,
-    schema: Value,
-    raw_args: Value,
-    path: PathBuf,
-    args: WriteArgs,
-}
-
-impl WriteJob {
-    async fn run(self, cancel: CancellationToken) -> Result<ToolResult, ToolError> {
-        let WriteJob {
-            fs,
-            context,
-            schema,
-            raw_args,
-            path,
-            mut args,
-        } = self;
-        // Hooks and the workspace check run here, holding the file's turn, so
-        // an approval and the write it approves cannot interleave with another write.
-        if let Some(rewritten) = context
-            .authorize_mutation("write", &raw_args, &path)
-            .await?
-        {
-            let (new_args, new_path) = parse_and_resolve(&schema, rewritten, &context)?;
-            if new_path != path {
-                return Err(ToolContext::moved_by_hook("write"));
-            }
-            args = new_args;
-        }
-        let session = context.session.clone();
+    ) -> Result<ToolOutput, ToolError> {
+        let path = context.resolve_target(&args.path)?;
+        let fs = &**context.write_fs();
+        let session = &context.session;
         let policy = context.config.overwrite_policy;
-        let fs = &*fs;
         let raw = &args.path;
-        let aborted = || {
-            cancel
-                .is_cancelled()
-                .then(|| ToolError::new(ABORTED))
-                .map_or(Ok(()), Err)
-        };
-        aborted()?;
+        let aborted = || ToolError::check_cancelled(&cancel);
         match fs.metadata(&path).await {
             Ok(metadata) if metadata.is_dir() => {
                 return Err(ToolError::new(format!(
@@ -237,11 +147,12 @@ impl WriteJob {
         }
         session.record_written(fs, &path, bytes).await;
         Ok(
-            ToolResult::text(format!("Successfully wrote {} bytes to {raw}", bytes.len()))
+            ToolOutput::text(format!("Successfully wrote {} bytes to {raw}", bytes.len()))
                 .with_structured(serde_json::json!({"path": raw, "bytes": bytes.len()})),
         )
     }
 }
+
 
 /// The ancestors of `dir` (itself included) that do not exist yet, deepest first.
 async fn missing_ancestors(fs: &dyn FileSystem, dir: &Path) -> Vec<PathBuf> {

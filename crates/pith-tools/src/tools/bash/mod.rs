@@ -27,9 +27,9 @@ use tokio_util::sync::CancellationToken;
 
 use self::output::{OutputAccumulator, Snapshot};
 use super::{Describe, define};
-use crate::{
-    Content, Tool, ToolAnnotations, ToolContext, ToolDefinition, ToolError, ToolResult, ToolUpdate,
-    UpdateFn, parse_args,
+use crate::tool::{
+    Content, Tool, ToolAnnotations, ToolContext, ToolDefinition, ToolError, ToolOutput, ToolUpdate,
+    UpdateFn,
 };
 
 /// Streaming updates are sent at most this often.
@@ -139,35 +139,31 @@ impl BashTool {
 
 #[async_trait]
 impl Tool for BashTool {
+    type Args = BashArgs;
+
     fn definition(&self) -> &ToolDefinition {
         &self.definition
     }
 
+    /// A timeout of 0 or below gets its own message rather than the schema's.
+    fn precheck(&self, args: &Value) -> Result<(), ToolError> {
+        match shell::nonpositive_timeout(args) {
+            Some(message) => Err(ToolError::invalid(message)),
+            None => Ok(()),
+        }
+    }
+
     async fn execute(
         &self,
-        args: Value,
+        args: BashArgs,
         context: &ToolContext,
         cancel: CancellationToken,
-    ) -> ToolResult {
-        if let Some(message) = shell::nonpositive_timeout(&args) {
-            return ToolResult::error(message);
-        }
-        let args: BashArgs = match parse_args("bash", &self.definition.input_schema, args) {
-            Ok(args) => args,
-            Err(error) => return ToolError::from(error).into(),
-        };
-        let timeout = match shell::timeout(args.timeout) {
-            Ok(timeout) => timeout,
-            Err(message) => return ToolResult::error(message),
-        };
-        if cancel.is_cancelled() {
-            return ToolResult::error("Command aborted");
-        }
+    ) -> Result<ToolOutput, ToolError> {
+        let timeout = shell::timeout(args.timeout).map_err(ToolError::invalid)?;
         let config = &context.config.bash;
-        let shell = match shell::select(context.env.fs.as_ref(), config.shell.as_deref()).await {
-            Ok(shell) => shell,
-            Err(message) => return ToolResult::error(message),
-        };
+        let shell = shell::select(context.env.fs.as_ref(), config.shell.as_deref())
+            .await
+            .map_err(ToolError::new)?;
         let spawn = spawn_request(args.command, context);
         let mut request = ExecRequest::new(
             shell,
@@ -182,14 +178,11 @@ impl Tool for BashTool {
         request.timeout = timeout;
         request.sandbox = context.config.sandbox.clone();
         let (outcome, snapshot) = run(context, request, cancel).await;
-        match outcome {
-            Ok(outcome) => {
-                let structured = structured(&outcome, &snapshot);
-                let mut result = finish(outcome, &snapshot, args.timeout, &context.config.sandbox);
-                result.structured = Some(structured);
-                result
-            }
-            Err(error) => ToolResult::error(exec_error_message(&error)),
+        let outcome = outcome.map_err(|error| ToolError::new(exec_error_message(&error)))?;
+        let structured = structured(&outcome, &snapshot);
+        match finish(outcome, &snapshot, args.timeout, &context.config.sandbox) {
+            Ok(output) => Ok(output.with_structured(structured)),
+            Err(error) => Err(error.with_structured(structured)),
         }
     }
 }
@@ -310,7 +303,7 @@ fn finish(
     snapshot: &Snapshot,
     timeout: Option<f64>,
     sandbox: &SandboxPolicy,
-) -> ToolResult {
+) -> Result<ToolOutput, ToolError> {
     let code = outcome.status.code();
     let details = Value::Object(details(snapshot, Some(code)));
     let mut shown = snapshot.content.clone();
@@ -329,8 +322,8 @@ fn finish(
     };
     let empty = snapshot.content.is_empty() && !snapshot.is_cut();
     match failure {
-        None if empty => ToolResult::text("(no output)").with_details(details),
-        None => ToolResult::text(shown).with_details(details),
+        None if empty => Ok(ToolOutput::text("(no output)").with_details(details)),
+        None => Ok(ToolOutput::text(shown).with_details(details)),
         Some(message) if outcome.termination == Termination::Exited => {
             let message = match sandbox_denial(&snapshot.content, sandbox) {
                 Some(hint) => format!("{message}\n{hint}"),
@@ -341,14 +334,10 @@ fn finish(
             } else {
                 shown
             };
-            ToolError::new(format!("{shown}\n\n{message}"))
-                .with_details(details)
-                .into()
+            Err(ToolError::new(format!("{shown}\n\n{message}")).with_details(details))
         }
-        Some(message) if empty => ToolError::new(message).with_details(details).into(),
-        Some(message) => ToolError::new(format!("{shown}\n\n{message}"))
-            .with_details(details)
-            .into(),
+        Some(message) if empty => Err(ToolError::new(message).with_details(details)),
+        Some(message) => Err(ToolError::new(format!("{shown}\n\n{message}")).with_details(details)),
     }
 }
 

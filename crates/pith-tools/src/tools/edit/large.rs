@@ -18,7 +18,7 @@ use pith_text::{Edit, EditMatch, MatchTier, format_size};
 use serde_json::json;
 
 use crate::paths::describe_fs_error;
-use crate::{ToolError, ToolResult};
+use crate::tool::{ToolError, ToolOutput};
 
 /// The largest file edited in memory, with the whole matching ladder (64 MiB).
 pub(super) const IN_MEMORY_MAX_BYTES: u64 = 64 * 1024 * 1024;
@@ -56,7 +56,7 @@ pub(super) async fn edit(
     raw: &str,
     len: u64,
     edits: &[Edit],
-) -> Result<(ToolResult, u64), ToolError> {
+) -> Result<(ToolOutput, u64), ToolError> {
     let fail = |reason: String| ToolError::new(format!("Could not edit file: {raw}. {reason}"));
     let io = |error: pith_env::FsError| fail(format!("{}.", describe_fs_error(&error)));
     let head = fs.read_range(path, 0, 64 * 1024).await.map_err(io)?;
@@ -106,7 +106,7 @@ pub(super) async fn edit(
         .collect();
     let (diff, patch, first_changed_line) = render_hunks(raw, &hunks);
     let text = format!("Successfully replaced {} block(s) in {raw}.", edits.len());
-    let result = ToolResult::text(text).with_details(json!({
+    let result = ToolOutput::text(text).with_details(json!({
         "diff": diff,
         "patch": patch,
         "firstChangedLine": first_changed_line,

@@ -22,7 +22,7 @@ fn edit_of(old: &str, new: &str) -> Edit {
     }
 }
 
-async fn run(bytes: &[u8], edits: &[Edit]) -> (Result<ToolResult, ToolError>, Vec<u8>) {
+async fn run(bytes: &[u8], edits: &[Edit]) -> (Result<ToolOutput, ToolError>, Vec<u8>) {
     let (env, path) = env_with(bytes).await;
     let result = edit(&env, &path, "big.txt", bytes.len() as u64, edits).await;
     let after = env.read(&path).await.unwrap();

@@ -1,7 +1,6 @@
 //! The read-modify-write of one edit call, run while holding the file's turn.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use pith_env::{FileKind, FileSystem, FsError, FsErrorKind};
 use pith_text::{
@@ -12,21 +11,15 @@ use tokio_util::sync::CancellationToken;
 
 use crate::paths::{describe_fs_error, not_found_hint};
 use crate::session::Fingerprint;
-use serde_json::Value;
+use crate::tool::{ToolContext, ToolError, ToolOutput};
 
-use crate::{ToolContext, ToolError, ToolResult};
-
-pub(super) const ABORTED: &str = "Operation aborted";
 /// Context lines around each change in the diff and the patch.
 const CONTEXT_LINES: usize = 4;
 
 /// One edit call's work.
-pub(super) struct EditJob {
-    pub(super) fs: Arc<dyn FileSystem>,
-    pub(super) context: ToolContext,
-    pub(super) schema: Value,
-    /// The arguments as the hooks see them.
-    pub(super) raw_args: Value,
+pub(super) struct EditJob<'a> {
+    pub(super) fs: &'a dyn FileSystem,
+    pub(super) context: &'a ToolContext,
     /// The resolved absolute path.
     pub(super) path: PathBuf,
     /// The path as the model sent it (used in every message).
@@ -36,31 +29,11 @@ pub(super) struct EditJob {
     pub(super) replace_all: Vec<bool>,
 }
 
-impl EditJob {
-    pub(super) async fn run(mut self, cancel: CancellationToken) -> Result<ToolResult, ToolError> {
-        // Hooks and the workspace check run here, holding the file's turn, so
-        // an approval and the edit it approves cannot interleave with another write.
-        if let Some(rewritten) = self
-            .context
-            .authorize_mutation("edit", &self.raw_args, &self.path)
-            .await?
-        {
-            let (args, path) = super::parse_and_resolve(&self.schema, rewritten, &self.context)?;
-            if path != self.path {
-                return Err(ToolContext::moved_by_hook("edit"));
-            }
-            self.raw_path = args.path;
-            (self.edits, self.replace_all) = super::edits_of(args.edits);
-        }
-        let fs = &*self.fs;
+impl EditJob<'_> {
+    pub(super) async fn run(self, cancel: &CancellationToken) -> Result<ToolOutput, ToolError> {
+        let fs = self.fs;
         let raw = self.raw_path.as_str();
-        let aborted = || {
-            cancel
-                .is_cancelled()
-                .then(|| ToolError::new(ABORTED))
-                .map_or(Ok(()), Err)
-        };
-        aborted()?;
+        let aborted = || ToolError::check_cancelled(cancel);
         let len = self.check_file(fs).await?;
         if len > super::large::IN_MEMORY_MAX_BYTES {
             // Streamed, exact matches only: the file is never held in memory.
@@ -119,7 +92,7 @@ impl EditJob {
             "matches": outcome.matches,
             "firstChangedLine": diff.first_changed_line,
         });
-        Ok(ToolResult::text(text)
+        Ok(ToolOutput::text(text)
             .with_structured(structured)
             .with_details(json!({
                 "diff": diff.diff,

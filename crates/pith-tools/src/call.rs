@@ -1,0 +1,204 @@
+//! The call pipeline every tool runs through (see the contract on
+//! [`Tool`]): repair, hooks, validation, cancellation, the file's queue,
+//! `execute`, after-hooks. One place, so a tool's `execute` starts with its
+//! own logic and a host's tools get the same treatment as the built-in ones.
+//!
+//! # Hooks inside the queue
+//!
+//! For a [`QueueUse::Target`] tool (write, edit) the arguments are validated
+//! and the target path resolved once, before the queue; holding the file's
+//! turn, the before-hooks run and the workspace write check. A hook's rewrite
+//! is validated again (the rewritten arguments are what runs) and its path
+//! is resolved again only when the hook changed the path text; a rewrite that
+//! moves the call to another file is refused, because the approval happened
+//! inside this file's queue. The after-hooks see the arguments that ran.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::args::parse_args;
+use crate::paths::describe_fs_error;
+use crate::policy::Access;
+use crate::queue::{ExclusiveError, exclusive};
+use crate::tool::{
+    QueueUse, Tool, ToolContext, ToolDefinition, ToolError, ToolOutput, ToolResult,
+};
+
+/// A tool behind the pipeline: what a [`ToolSet`](crate::toolset::ToolSet) stores.
+#[async_trait]
+pub(crate) trait RegisteredTool: Send + Sync {
+    /// The definition.
+    fn definition(&self) -> &ToolDefinition;
+
+    /// Whether a call takes its place in arrival order when it arrives.
+    fn takes_queue_turn(&self) -> bool;
+
+    /// Runs one call through the whole pipeline.
+    async fn call(
+        self: Arc<Self>,
+        args: Value,
+        context: ToolContext,
+        cancel: CancellationToken,
+    ) -> ToolResult;
+}
+
+#[async_trait]
+impl<T: Tool> RegisteredTool for T {
+    fn definition(&self) -> &ToolDefinition {
+        Tool::definition(self)
+    }
+
+    fn takes_queue_turn(&self) -> bool {
+        self.queue_use() != QueueUse::None
+    }
+
+    async fn call(
+        self: Arc<Self>,
+        args: Value,
+        context: ToolContext,
+        cancel: CancellationToken,
+    ) -> ToolResult {
+        let args = self.repair(args);
+        let name = Tool::definition(&*self).name;
+        let hooks = context.config.hooks.clone();
+        if self.queue_use() == QueueUse::Target {
+            let (result, ran) = in_target_queue(self, args, &context, cancel).await;
+            return if hooks.is_empty() {
+                result.into()
+            } else {
+                hooks.after(name, &ran, &context.cwd, result.into()).await
+            };
+        }
+        if hooks.is_empty() {
+            return run(&*self, args, &context, cancel).await.into();
+        }
+        let args = match context.authorize(name, args).await {
+            Ok(args) => args,
+            Err(blocked) => return blocked.into(),
+        };
+        let result = run(&*self, args.clone(), &context, cancel).await;
+        hooks.after(name, &args, &context.cwd, result.into()).await
+    }
+}
+
+/// Prechecks, validates and checks `args` (steps 3 and 4 of the contract).
+fn parse<T: Tool>(tool: &T, args: Value) -> Result<T::Args, ToolError> {
+    tool.precheck(&args)?;
+    let definition = Tool::definition(tool);
+    let parsed = parse_args(definition.name, &definition.input_schema, args)?;
+    tool.validate(&parsed)?;
+    Ok(parsed)
+}
+
+/// Validates the arguments and runs a tool that does not change a file.
+async fn run<T: Tool>(
+    tool: &T,
+    args: Value,
+    context: &ToolContext,
+    cancel: CancellationToken,
+) -> Result<ToolOutput, ToolError> {
+    let parsed = parse(tool, args)?;
+    ToolError::check_cancelled(&cancel)?;
+    tool.execute(parsed, context, cancel).await
+}
+
+/// Runs a [`QueueUse::Target`] call inside its file's queue; returns the
+/// result and the arguments that ran (for the after-hooks).
+async fn in_target_queue<T: Tool>(
+    tool: Arc<T>,
+    args: Value,
+    context: &ToolContext,
+    cancel: CancellationToken,
+) -> (Result<ToolOutput, ToolError>, Value) {
+    let name = Tool::definition(&*tool).name;
+    let prepared = parse(&*tool, args.clone()).and_then(|parsed| {
+        let raw_path = tool.target(&parsed).map(str::to_owned);
+        let path = raw_path.as_deref().map(|raw| context.resolve(raw)).transpose()?;
+        Ok((parsed, raw_path, path))
+    });
+    let (parsed, raw_path, path) = match prepared {
+        Ok(prepared) => prepared,
+        Err(error) => return (Err(error), args),
+    };
+    if let Err(error) = ToolError::check_cancelled(&cancel) {
+        return (Err(error), args);
+    }
+    let Some(path) = path else {
+        // No file named: no queue, the hooks run as for any tool.
+        let args = match context.authorize(name, args.clone()).await {
+            Ok(args) => args,
+            Err(blocked) => return (Err(blocked), args),
+        };
+        let result = match parse(&*tool, args.clone()) {
+            Ok(parsed) => tool.execute(parsed, context, cancel).await,
+            Err(error) => Err(error),
+        };
+        return (result, args);
+    };
+    let mut inner = context.clone();
+    inner.target = Some(path.clone());
+    let ticket = context.ticket();
+    let work = {
+        let path = path.clone();
+        let args = args.clone();
+        move |token: CancellationToken| async move {
+            let mut ran = args.clone();
+            let result = async {
+                let mut parsed = parsed;
+                if !inner.config.hooks.is_empty() {
+                    let approved = inner.authorize(name, args.clone()).await?;
+                    if approved != args {
+                        let rewritten = parse(&*tool, approved.clone())?;
+                        let new_raw = tool.target(&rewritten);
+                        if new_raw != raw_path.as_deref()
+                            && new_raw.map(|raw| inner.resolve(raw)).transpose()?
+                                != Some(path.clone())
+                        {
+                            return Err(moved_by_hook(name));
+                        }
+                        parsed = rewritten;
+                        ran = approved;
+                    }
+                }
+                inner.check_path(&path, Access::Write).await?;
+                ToolError::check_cancelled(&token)?;
+                tool.execute(parsed, &inner, token).await
+            }
+            .await;
+            (result, ran)
+        }
+    };
+    match exclusive(
+        &context.queue,
+        &context.env.fs,
+        &path,
+        ticket,
+        &cancel,
+        work,
+    )
+    .await
+    {
+        Ok((result, ran)) => (result, ran),
+        Err(ExclusiveError::Lock(error)) => (
+            Err(ToolError::internal(describe_fs_error(&error), error)),
+            args,
+        ),
+        Err(ExclusiveError::Panicked(panic)) => (
+            Err(ToolError::internal(
+                format!("Could not {name} {}: internal error", path.display()),
+                panic,
+            )),
+            args,
+        ),
+    }
+}
+
+/// The error for a hook that moved a call to another file.
+fn moved_by_hook(tool: &str) -> ToolError {
+    ToolError::refused(format!(
+        "A before_tool_call hook changed the path of this {tool} call; hooks may rewrite the arguments of write and edit but not their path (the call is approved inside that file's queue). Block the call instead."
+    ))
+}
