@@ -23,9 +23,7 @@ use crate::args::parse_args;
 use crate::paths::describe_fs_error;
 use crate::policy::Access;
 use crate::queue::{ExclusiveError, exclusive};
-use crate::tool::{
-    QueueUse, Tool, ToolContext, ToolDefinition, ToolError, ToolOutput, ToolResult,
-};
+use crate::tool::{QueueUse, Tool, ToolContext, ToolDefinition, ToolError, ToolOutput, ToolResult};
 
 /// A tool behind the pipeline: what a [`ToolSet`](crate::toolset::ToolSet) stores.
 #[async_trait]
@@ -116,7 +114,10 @@ async fn in_target_queue<T: Tool>(
     let name = Tool::definition(&*tool).name;
     let prepared = parse(&*tool, args.clone()).and_then(|parsed| {
         let raw_path = tool.target(&parsed).map(str::to_owned);
-        let path = raw_path.as_deref().map(|raw| context.resolve(raw)).transpose()?;
+        let path = raw_path
+            .as_deref()
+            .map(|raw| context.resolve(raw))
+            .transpose()?;
         Ok((parsed, raw_path, path))
     });
     let (parsed, raw_path, path) = match prepared {

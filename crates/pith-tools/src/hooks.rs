@@ -12,7 +12,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde_json::Value;
 
-use crate::ToolResult;
+use crate::tool::ToolResult;
 
 /// A call as a hook sees it.
 #[derive(Clone, Copy, Debug)]

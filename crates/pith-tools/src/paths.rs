@@ -13,7 +13,7 @@ use std::path::{Component, Path, PathBuf};
 use pith_env::{FileSystem, FsError, FsErrorKind};
 use unicode_normalization::UnicodeNormalization;
 
-use crate::ToolError;
+use crate::tool::ToolError;
 
 /// Spaces models copy from rendered text that file names rarely contain.
 fn is_unicode_space(c: char) -> bool {
@@ -219,6 +219,38 @@ pub(crate) fn describe_fs_error(error: &FsError) -> String {
     }
 }
 
+/// The nearest ancestor of `path` (itself included) that `probe` finds, what
+/// it found, and the components below it that do not exist yet. A probe
+/// error whose kind `missing` accepts means "does not exist, try the parent";
+/// any other error is returned. `None`: not even the root was found.
+///
+/// The one walk behind the queue key ([`crate::queue`], probing with
+/// realpath) and the workspace check ([`crate::policy`], probing with lstat).
+pub(crate) async fn nearest_existing<T, F, Fut>(
+    path: &Path,
+    missing: fn(FsErrorKind) -> bool,
+    probe: F,
+) -> Result<Option<(T, PathBuf)>, FsError>
+where
+    F: Fn(PathBuf) -> Fut,
+    Fut: std::future::Future<Output = Result<T, FsError>>,
+{
+    let mut ancestor = path;
+    loop {
+        match probe(ancestor.to_path_buf()).await {
+            Ok(found) => {
+                let rest = path.strip_prefix(ancestor).unwrap_or(Path::new(""));
+                return Ok(Some((found, rest.to_path_buf())));
+            }
+            Err(error) if missing(error.kind) => match ancestor.parent() {
+                Some(parent) if ancestor.file_name().is_some() => ancestor = parent,
+                _ => return Ok(None),
+            },
+            Err(error) => return Err(error),
+        }
+    }
+}
+
 /// Linux's `PATH_MAX`: no longer path can be opened.
 const MAX_PATH_BYTES: usize = 4096;
 
@@ -301,7 +333,7 @@ const ELSEWHERE_BUDGET: std::time::Duration = std::time::Duration::from_millis(5
 /// working directory that have the missing file's exact name (the common miss is a
 /// dropped `src/`). The search respects ignore files and gives up after half a second.
 pub(crate) async fn not_found_hint(
-    context: &crate::ToolContext,
+    context: &crate::tool::ToolContext,
     lead: String,
     path: &Path,
 ) -> String {
@@ -318,7 +350,7 @@ pub(crate) async fn not_found_hint(
 }
 
 /// Paths below the working directory (relative to it) named like `path`.
-async fn elsewhere(context: &crate::ToolContext, path: &Path) -> Vec<String> {
+async fn elsewhere(context: &crate::tool::ToolContext, path: &Path) -> Vec<String> {
     let Some(name) = path.file_name().and_then(|name| name.to_str()) else {
         return Vec::new();
     };

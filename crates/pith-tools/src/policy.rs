@@ -8,13 +8,14 @@
 //! sandbox instead (see `pith_env::SandboxPolicy`).
 
 use std::ffi::OsStr;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 use pith_env::{Confinement, FileKind, FileSystem, FsErrorKind, WriteGuard};
 
-use crate::ToolError;
+use crate::paths::nearest_existing;
+use crate::tool::ToolError;
 
 /// What a tool wants to do with a path.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -302,49 +303,27 @@ fn protect_glob(pattern: &str, roots: &[PathBuf]) -> Result<Glob, String> {
 /// component that is a symlink to a missing target is refused: writing
 /// through it would create a file wherever the link points.
 pub(crate) async fn real_target(fs: &dyn FileSystem, path: &Path) -> Result<PathBuf, ToolError> {
-    let mut existing = path.to_path_buf();
-    let mut rest: Vec<PathBuf> = Vec::new();
-    loop {
-        match fs.symlink_metadata(&existing).await {
-            Ok(metadata) => {
-                return match fs.canonicalize(&existing).await {
-                    Ok(real) => Ok(rest.iter().rev().fold(real, |real, part| real.join(part))),
-                    Err(error) if metadata.kind == FileKind::Symlink => {
-                        Err(ToolError::new(format!(
-                            "{} is a symbolic link whose target cannot be resolved ({}); refusing to write through it.",
-                            existing.display(),
-                            error.kind.code()
-                        )))
-                    }
-                    Err(error) => Err(ToolError::new(error.to_string())),
-                };
-            }
-            Err(error) if error.kind == FsErrorKind::NotFound => {
-                let Some(name) = existing.file_name().map(PathBuf::from) else {
-                    return Err(ToolError::new(format!(
-                        "{} does not exist.",
-                        path.display()
-                    )));
-                };
-                rest.push(name);
-                if !existing.pop() {
-                    return Err(ToolError::new(format!(
-                        "{} does not exist.",
-                        path.display()
-                    )));
-                }
-            }
-            Err(error) => return Err(ToolError::new(error.to_string())),
-        }
-        if existing
-            .components()
-            .all(|c| matches!(c, Component::RootDir | Component::Prefix(_)))
-        {
-            let real = rest
-                .iter()
-                .rev()
-                .fold(existing.clone(), |real, part| real.join(part));
-            return Ok(real);
-        }
+    let missing = |kind| kind == FsErrorKind::NotFound;
+    let found = nearest_existing(path, missing, |ancestor| async move {
+        let metadata = fs.symlink_metadata(&ancestor).await?;
+        Ok((ancestor, metadata))
+    })
+    .await
+    .map_err(|error| ToolError::new(error.to_string()))?;
+    let Some(((existing, metadata), rest)) = found else {
+        return Err(ToolError::new(format!(
+            "{} does not exist.",
+            path.display()
+        )));
+    };
+    match fs.canonicalize(&existing).await {
+        Ok(real) if rest.as_os_str().is_empty() => Ok(real),
+        Ok(real) => Ok(real.join(rest)),
+        Err(error) if metadata.kind == FileKind::Symlink => Err(ToolError::new(format!(
+            "{} is a symbolic link whose target cannot be resolved ({}); refusing to write through it.",
+            existing.display(),
+            error.kind.code()
+        ))),
+        Err(error) => Err(ToolError::new(error.to_string())),
     }
 }

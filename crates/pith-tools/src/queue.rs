@@ -18,6 +18,17 @@
 //! that never uses it, drops its ticket). Whatever the awaits before the queue
 //! (path resolution, policy checks, the task a write runs on), a write and the
 //! edit after it cannot swap.
+//!
+//! The wait is per file system: a ticket taken for one (a [`Session`]'s calls
+//! take theirs for the tool set's file system) waits only for earlier tickets
+//! of the same file system or of none, since paths on another file system can
+//! never share a key. So a slow realpath on a remote file system does not
+//! stall the calls on the local one. Within one file system a later call must
+//! wait for an earlier call still computing its key: only that key says
+//! whether the two calls touch the same file. The map of keys is locked only
+//! to claim or release a slot, never across an await.
+//!
+//! [`Session`]: crate::session::Session
 
 use std::collections::{BTreeSet, HashMap};
 use std::fmt;
@@ -28,6 +39,8 @@ use std::sync::{Arc, Mutex as SyncMutex, PoisonError};
 use std::task::Poll;
 
 use pith_env::{FileSystem, FsError, FsErrorKind};
+
+use crate::paths::nearest_existing;
 use tokio::sync::{Mutex, Notify, OwnedMutexGuard};
 use tokio_util::sync::CancellationToken;
 
@@ -63,6 +76,29 @@ struct TurnState {
     next: u64,
     /// Tickets at or after `next` that are already done.
     done: BTreeSet<u64>,
+    /// The file system of each issued ticket that has one and is not done.
+    domains: HashMap<u64, usize>,
+}
+
+impl TurnState {
+    /// Whether `number` (of file system `domain`) may enter its queue: every
+    /// earlier ticket is done, or (with a domain) the earlier tickets not
+    /// done all belong to other file systems.
+    fn may_enter(&self, number: u64, domain: Option<usize>) -> bool {
+        if self.next >= number {
+            return true;
+        }
+        let Some(domain) = domain else {
+            return false;
+        };
+        (self.next..number).all(|earlier| {
+            self.done.contains(&earlier)
+                || self
+                    .domains
+                    .get(&earlier)
+                    .is_some_and(|other| *other != domain)
+        })
+    }
 }
 
 impl Turnstile {
@@ -70,13 +106,17 @@ impl Turnstile {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn issue(self: &Arc<Self>) -> Ticket {
+    fn issue(self: &Arc<Self>, domain: Option<usize>) -> Ticket {
         let mut state = self.state();
         let number = state.issued;
         state.issued += 1;
+        if let Some(domain) = domain {
+            state.domains.insert(number, domain);
+        }
         Ticket {
             inner: Arc::new(TicketInner {
                 number,
+                domain,
                 turnstile: Arc::clone(self),
                 done: AtomicBool::new(false),
             }),
@@ -85,8 +125,12 @@ impl Turnstile {
 
     fn finish(&self, number: u64) {
         let mut state = self.state();
+        state.domains.remove(&number);
         if number != state.next {
             state.done.insert(number);
+            drop(state);
+            // A later ticket of another file system may be waiting for this one.
+            self.advanced.notify_waiters();
             return;
         }
         state.next += 1;
@@ -101,14 +145,15 @@ impl Turnstile {
         self.advanced.notify_waiters();
     }
 
-    /// Waits until every ticket before `number` is done.
-    async fn wait_turn(&self, number: u64) {
+    /// Waits until every ticket before `number` that may share its file
+    /// system is done.
+    async fn wait_turn(&self, number: u64, domain: Option<usize>) {
         loop {
             let advanced = self.advanced.notified();
             let mut advanced = std::pin::pin!(advanced);
             // Registered before the check, so an advance in between is not missed.
             advanced.as_mut().enable();
-            if self.state().next >= number {
+            if self.state().may_enter(number, domain) {
                 return;
             }
             advanced.await;
@@ -125,6 +170,8 @@ pub struct Ticket {
 
 struct TicketInner {
     number: u64,
+    /// The file system the ticket was taken for (see the module docs).
+    domain: Option<usize>,
     turnstile: Arc<Turnstile>,
     done: AtomicBool,
 }
@@ -206,8 +253,15 @@ impl MutationQueue {
     }
 
     /// Takes the next place in arrival order, to hand to [`MutationQueue::lock_in_turn`].
+    /// It waits for every earlier ticket, and every later one waits for it.
     pub fn ticket(&self) -> Ticket {
-        self.turnstile.issue()
+        self.turnstile.issue(None)
+    }
+
+    /// Takes the next place in arrival order for a call on `fs`: it waits
+    /// only for earlier tickets of the same file system (or of none).
+    pub fn ticket_on(&self, fs: &Arc<dyn FileSystem>) -> Ticket {
+        self.turnstile.issue(Some(domain_of(fs)))
     }
 
     /// Waits for `path`'s turn (`path` is absolute), entering its queue after
@@ -234,7 +288,9 @@ impl MutationQueue {
     ) -> Result<MutationGuard, FsError> {
         // Keys are computed concurrently; only entering the queue waits for the turn.
         let key = queue_key(fs, path).await?;
-        self.turnstile.wait_turn(ticket.inner.number).await;
+        self.turnstile
+            .wait_turn(ticket.inner.number, ticket.inner.domain)
+            .await;
         let (lock, claim) = self.claim(key);
         let mut acquire = Box::pin(lock.lock_owned());
         // Poll once before giving up the turn: this enqueues the waiter in
@@ -287,6 +343,12 @@ impl MutationQueue {
     }
 }
 
+/// The identity of a file system for the turnstile: the address of the
+/// shared object (clones of one [`pith_env::Env`] share it).
+fn domain_of(fs: &Arc<dyn FileSystem>) -> usize {
+    Arc::as_ptr(fs).cast::<()>() as usize
+}
+
 /// Why [`exclusive`] could not run its work.
 #[derive(Debug)]
 pub(crate) enum ExclusiveError {
@@ -336,31 +398,16 @@ where
 
 /// The realpath of the nearest existing ancestor of `path`, plus the rest.
 pub(crate) async fn queue_key(fs: &dyn FileSystem, path: &Path) -> Result<PathBuf, FsError> {
-    let mut existing = path.to_path_buf();
-    let mut rest = Vec::new();
-    loop {
-        match fs.canonicalize(&existing).await {
-            Ok(mut key) => {
-                key.extend(rest.iter().rev());
-                return Ok(key);
-            }
-            Err(error)
-                if matches!(
-                    error.kind,
-                    FsErrorKind::NotFound | FsErrorKind::NotADirectory
-                ) =>
-            {
-                match (existing.file_name(), existing.parent()) {
-                    (Some(name), Some(parent)) => {
-                        rest.push(name.to_os_string());
-                        existing = parent.to_path_buf();
-                    }
-                    _ => return Ok(path.to_path_buf()),
-                }
-            }
-            Err(error) => return Err(error),
-        }
-    }
+    let missing = |kind| matches!(kind, FsErrorKind::NotFound | FsErrorKind::NotADirectory);
+    let found = nearest_existing(path, missing, |ancestor| async move {
+        fs.canonicalize(&ancestor).await
+    })
+    .await?;
+    Ok(match found {
+        Some((real, rest)) if rest.as_os_str().is_empty() => real,
+        Some((real, rest)) => real.join(rest),
+        None => path.to_path_buf(),
+    })
 }
 
 #[cfg(test)]

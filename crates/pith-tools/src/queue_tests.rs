@@ -94,3 +94,35 @@ async fn a_cancelled_waiter_neither_jumps_the_queue_nor_leaks_its_entry() {
     drop(after);
     assert_eq!(queue.active_keys(), 0);
 }
+
+/// Polls `future` once.
+fn poll_once<F: Future + Unpin>(future: &mut F) -> Option<F::Output> {
+    let mut context = std::task::Context::from_waker(std::task::Waker::noop());
+    match std::pin::Pin::new(future).poll(&mut context) {
+        Poll::Ready(output) => Some(output),
+        Poll::Pending => None,
+    }
+}
+
+#[tokio::test]
+async fn a_call_on_another_file_system_does_not_wait_for_an_earlier_key() {
+    let queue = MutationQueue::new();
+    let slow: Arc<dyn FileSystem> = Arc::new(pith_env::MemoryEnv::new());
+    let other: Arc<dyn FileSystem> = Arc::new(pith_env::MemoryEnv::new());
+    // An earlier call on `slow` that has not reached the queue yet (its key
+    // is still being computed).
+    let earlier = queue.ticket_on(&slow);
+    let file = Path::new("/f.txt");
+    let mut entered = Box::pin(queue.lock_in_turn(&*other, file, queue.ticket_on(&other)));
+    let entered = poll_once(&mut entered);
+    assert!(
+        matches!(entered, Some(Ok(_))),
+        "the other file system's call waited"
+    );
+    drop(entered);
+    // A later call on the same file system, or with no file system, waits for it.
+    let mut same = Box::pin(queue.lock_in_turn(&*slow, file, queue.ticket_on(&slow)));
+    assert!(poll_once(&mut same).is_none());
+    drop(earlier);
+    assert!(same.await.is_ok());
+}

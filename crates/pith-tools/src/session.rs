@@ -252,7 +252,8 @@ impl Session {
     /// [`Session::call_in_turn`] when the request arrives (before any await or
     /// task spawn that could reorder requests).
     pub fn admit(&self) -> Ticket {
-        self.inner.toolset.queue().ticket()
+        let toolset = &self.inner.toolset;
+        toolset.queue().ticket_on(&toolset.env().fs)
     }
 
     /// Calls a tool with the JSON arguments a model produced.
@@ -295,7 +296,7 @@ impl Session {
         // A tool that never queues gives its place up at once.
         let ticket = tool
             .takes_queue_turn()
-            .then(|| ticket.unwrap_or_else(|| toolset.queue().ticket()));
+            .then(|| ticket.unwrap_or_else(|| toolset.queue().ticket_on(&toolset.env().fs)));
         if options.cancel.is_cancelled() {
             return ToolError::aborted().into();
         }

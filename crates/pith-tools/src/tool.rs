@@ -190,19 +190,21 @@ pub enum ErrorKind {
 /// A failed call: a message for the model (one to three lines: what was
 /// wrong, what to do next), its kind, and details a UI may still want
 /// (unlike Pi, errors keep their details).
-#[derive(Clone, Debug, thiserror::Error)]
-#[error("{message}")]
+#[derive(Clone, Debug)]
 pub struct ToolError {
     /// What kind of failure this is.
     pub kind: ErrorKind,
     /// One to three lines saying what was wrong and what to do next.
     pub message: String,
-    /// Details for a UI.
-    pub details: Option<Value>,
-    /// A structured result, for failures that still have one (bash's exit code).
-    pub structured: Option<Value>,
-    /// The underlying error of an [`ErrorKind::Internal`] failure.
-    #[source]
+    /// Details, structured result and source, boxed: most errors have none.
+    extra: Option<Box<Extra>>,
+}
+
+/// The rarely present parts of a [`ToolError`].
+#[derive(Clone, Debug, Default)]
+struct Extra {
+    details: Option<Value>,
+    structured: Option<Value>,
     source: Option<Arc<dyn std::error::Error + Send + Sync>>,
 }
 
@@ -211,10 +213,12 @@ impl ToolError {
         ToolError {
             kind,
             message: message.into(),
-            details: None,
-            structured: None,
-            source: None,
+            extra: None,
         }
+    }
+
+    fn extra(&mut self) -> &mut Extra {
+        self.extra.get_or_insert_with(Box::default)
     }
 
     /// A failure the model can act on ([`ErrorKind::Failed`]).
@@ -251,10 +255,9 @@ impl ToolError {
         message: impl Into<String>,
         source: impl std::error::Error + Send + Sync + 'static,
     ) -> ToolError {
-        ToolError {
-            source: Some(Arc::new(source)),
-            ..ToolError::of_kind(ErrorKind::Internal, message)
-        }
+        let mut error = ToolError::of_kind(ErrorKind::Internal, message);
+        error.extra().source = Some(Arc::new(source));
+        error
     }
 
     /// Whether the model can act on this failure (every kind but [`ErrorKind::Internal`]).
@@ -262,36 +265,61 @@ impl ToolError {
         self.kind != ErrorKind::Internal
     }
 
+    /// Details for a UI.
+    pub fn details(&self) -> Option<&Value> {
+        self.extra.as_ref()?.details.as_ref()
+    }
+
+    /// A structured result, for failures that still have one (bash's exit code).
+    pub fn structured(&self) -> Option<&Value> {
+        self.extra.as_ref()?.structured.as_ref()
+    }
+
     /// Sets the details.
     pub fn with_details(mut self, details: Value) -> ToolError {
-        self.details = Some(details);
+        self.extra().details = Some(details);
         self
     }
 
     /// Sets the structured result.
     pub fn with_structured(mut self, structured: Value) -> ToolError {
-        self.structured = Some(structured);
+        self.extra().structured = Some(structured);
         self
     }
 }
 
+impl fmt::Display for ToolError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for ToolError {
+    /// The underlying error of an [`ErrorKind::Internal`] failure.
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        let source = self.extra.as_ref()?.source.as_ref()?;
+        Some(&**source as &(dyn std::error::Error + 'static))
+    }
+}
+
 impl PartialEq for ToolError {
-    /// Kind, message and details; the source error is not compared.
+    /// Kind, message, details and structured result; the source error is not compared.
     fn eq(&self, other: &ToolError) -> bool {
         self.kind == other.kind
             && self.message == other.message
-            && self.details == other.details
-            && self.structured == other.structured
+            && self.details() == other.details()
+            && self.structured() == other.structured()
     }
 }
 
 impl From<ToolError> for ToolResult {
     fn from(error: ToolError) -> ToolResult {
+        let extra = error.extra.map(|extra| *extra).unwrap_or_default();
         ToolResult {
             content: vec![Content::text(error.message)],
-            details: error.details,
+            details: extra.details,
             is_error: true,
-            structured: error.structured,
+            structured: extra.structured,
         }
     }
 }
@@ -384,7 +412,7 @@ impl ToolContext {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .take();
-        taken.unwrap_or_else(|| self.queue.ticket())
+        taken.unwrap_or_else(|| self.queue.ticket_on(&self.env.fs))
     }
 
     /// Resolves a path argument against the working directory (see [`crate::resolve_path`]).

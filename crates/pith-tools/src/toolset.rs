@@ -170,7 +170,7 @@ impl ToolSetBuilder {
         self
     }
 
-    /// Only these tools (unknown names are ignored; see [`crate::TOOL_NAMES`]).
+    /// Only these tools (unknown names are ignored; see [`crate::tools::TOOL_NAMES`]).
     pub fn tools<S: AsRef<str>>(mut self, names: &[S]) -> ToolSetBuilder {
         self.names = Some(names.iter().map(|name| name.as_ref().to_owned()).collect());
         self

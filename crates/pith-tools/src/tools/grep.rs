@@ -122,7 +122,6 @@ pub(super) fn cut(result: &ToolOutput) -> bool {
     })
 }
 
-
 /// What the rows' paths are relative to, as the model named it.
 pub(super) enum Base {
     /// The working directory (no path, or `.`).

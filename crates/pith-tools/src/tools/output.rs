@@ -1,5 +1,5 @@
 //! The tools' output schemas: the typed result each returns beside its text
-//! ([`crate::ToolResult::structured`], MCP's `structuredContent`).
+//! ([`crate::tool::ToolResult::structured`], MCP's `structuredContent`).
 
 use serde_json::{Value, json};
 

@@ -21,10 +21,10 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::{Describe, READ_ONLY, define};
-use crate::paths::{describe_fs_error, not_found_hint};
-use crate::session::{ContentHasher, Fingerprint};
 use crate::paths::resolve_read_path;
+use crate::paths::{describe_fs_error, not_found_hint};
 use crate::policy::Access;
+use crate::session::{ContentHasher, Fingerprint};
 use crate::tool::{Content, QueueUse, Tool, ToolContext, ToolDefinition, ToolError, ToolOutput};
 
 /// Bytes read before deciding what kind of file this is.

@@ -99,7 +99,7 @@ impl Tool for WriteTool {
             }
             Ok(metadata) => {
                 if policy == OverwritePolicy::RequireRead {
-                    check_overwrite(fs, &session, &path, raw, &metadata).await?;
+                    check_overwrite(fs, session, &path, raw, &metadata).await?;
                 }
             }
             Err(error) if error.kind == FsErrorKind::NotFound => {}
@@ -152,7 +152,6 @@ impl Tool for WriteTool {
         )
     }
 }
-
 
 /// The ancestors of `dir` (itself included) that do not exist yet, deepest first.
 async fn missing_ancestors(fs: &dyn FileSystem, dir: &Path) -> Vec<PathBuf> {

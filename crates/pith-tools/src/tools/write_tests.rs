@@ -3,7 +3,10 @@
 use pith_env::{Env, FileSystem, MemoryEnv};
 use serde_json::json;
 
-use crate::{CallOptions, OverwritePolicy, Session, ToolSet};
+use crate::policy::WorkspacePolicy;
+use crate::session::{OverwritePolicy, Session};
+use crate::tool::CallOptions;
+use crate::toolset::{ToolConfig, ToolSet};
 
 fn session(env: &MemoryEnv, policy: OverwritePolicy) -> Session {
     ToolSet::builder(Env::memory(env.clone()))
@@ -70,10 +73,10 @@ async fn creates_parent_directories_and_new_files_without_a_read() {
 async fn write_edit_and_read_respect_the_workspace_roots() {
     let env = MemoryEnv::with_files(&[("/work/a.txt", "a\n"), ("/etc/passwd", "root\n")]);
     env.symlink("/work/escape", "/etc").unwrap();
-    let config = crate::ToolConfig {
+    let config = ToolConfig {
         overwrite_policy: OverwritePolicy::Allow,
-        workspace: Some(crate::WorkspacePolicy::new(vec!["/work".into()], &[], true).unwrap()),
-        ..crate::ToolConfig::default()
+        workspace: Some(WorkspacePolicy::new(vec!["/work".into()], &[], true).unwrap()),
+        ..ToolConfig::default()
     };
     let session = ToolSet::builder(Env::memory(env.clone()))
         .cwd("/work")

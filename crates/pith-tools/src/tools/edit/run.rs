@@ -137,7 +137,7 @@ impl EditJob<'_> {
     async fn missing_or_failure(&self, error: &FsError) -> ToolError {
         if error.kind == FsErrorKind::NotFound {
             let lead = format!("Could not edit file: {}. File not found.", self.raw_path);
-            ToolError::new(not_found_hint(&self.context, lead, &self.path).await)
+            ToolError::new(not_found_hint(self.context, lead, &self.path).await)
         } else {
             self.failure(error)
         }

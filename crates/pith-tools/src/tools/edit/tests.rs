@@ -6,7 +6,8 @@ use std::time::Duration;
 use pith_env::{CancellationToken, Env, MemoryEnv};
 use serde_json::{Value, json};
 
-use crate::{CallOptions, ToolSet};
+use crate::tool::CallOptions;
+use crate::toolset::ToolSet;
 
 fn tools(env: &MemoryEnv) -> ToolSet {
     ToolSet::builder(Env::memory(env.clone()))

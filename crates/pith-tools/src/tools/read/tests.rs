@@ -3,7 +3,8 @@
 use pith_env::{Env, MemoryEnv};
 use serde_json::json;
 
-use crate::{CallOptions, ToolResult, ToolSet};
+use crate::tool::{CallOptions, ToolResult};
+use crate::toolset::ToolSet;
 
 async fn read(env: &MemoryEnv, args: serde_json::Value) -> ToolResult {
     ToolSet::builder(Env::memory(env.clone()))
