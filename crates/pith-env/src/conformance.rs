@@ -57,10 +57,14 @@
 //! [`Confined`] wraps a fixture so that the whole suite runs again through a
 //! view confined to the fixture's root: a confined view keeps every promise
 //! of the port.
+//!
+//! The [`Search`](crate::Search) port has its own suite, [`run_search`] with
+//! a [`SearchFixture`]: grep and find cases every adapter answers the same way.
 
 mod confine;
 mod errors;
 mod read;
+mod search;
 mod splice;
 mod tree;
 mod write;
@@ -71,6 +75,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::{FileSystem, FsError, FsErrorKind};
+
+pub use self::search::{SearchFixture, run_search};
 
 /// A check that has not finished after this long has failed (it would hang).
 const CHECK_TIMEOUT: Duration = Duration::from_secs(30);

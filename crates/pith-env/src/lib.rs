@@ -33,6 +33,7 @@ mod exec;
 pub mod fault;
 mod fs;
 mod local;
+mod matcher;
 mod memory;
 pub mod remote;
 mod sandbox;

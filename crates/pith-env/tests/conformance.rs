@@ -144,3 +144,54 @@ async fn local_env_confined_by_the_walk_alone_keeps_the_file_system_contract() {
     let report = run(&fixture).await;
     assert_eq!(report.passed.len(), 23);
 }
+
+/// The search suite's fixture: an adapter's search port and the file system
+/// its trees are built through.
+struct Searching {
+    search: Arc<dyn pith_env::Search>,
+    fs: Arc<dyn FileSystem>,
+    root: PathBuf,
+}
+
+impl pith_env::conformance::SearchFixture for Searching {
+    fn search(&self) -> Arc<dyn pith_env::Search> {
+        self.search.clone()
+    }
+
+    fn fs(&self) -> Arc<dyn FileSystem> {
+        self.fs.clone()
+    }
+
+    fn root(&self) -> PathBuf {
+        self.root.clone()
+    }
+}
+
+#[tokio::test]
+async fn memory_env_keeps_the_search_contract() {
+    let env = MemoryEnv::new();
+    let root = PathBuf::from("/home/user/search-suite");
+    env.create_dir_all(&root).await.unwrap();
+    let fixture = Searching {
+        search: Arc::new(env.clone()),
+        fs: Arc::new(env),
+        root,
+    };
+    let report = pith_env::conformance::run_search(&fixture).await;
+    assert!(report.is_success(), "{report}");
+    assert_eq!(report.passed.len(), 15);
+}
+
+#[tokio::test]
+async fn local_env_keeps_the_search_contract() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let env = Arc::new(LocalEnv::new());
+    let fixture = Searching {
+        search: env.clone(),
+        fs: env,
+        root: std::fs::canonicalize(dir.path()).unwrap(),
+    };
+    let report = pith_env::conformance::run_search(&fixture).await;
+    assert!(report.is_success(), "{report}");
+    assert_eq!(report.passed.len(), 15);
+}

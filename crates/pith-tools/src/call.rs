@@ -104,7 +104,8 @@ async fn run<T: Tool>(
 }
 
 /// Runs a [`QueueUse::Target`] call inside its file's queue; returns the
-/// result and the arguments that ran (for the after-hooks).
+/// result and the arguments that ran (for the after-hooks; `Null` when there
+/// are no hooks: the arguments, possibly large, are then never copied).
 async fn in_target_queue<T: Tool>(
     tool: Arc<T>,
     args: Value,
@@ -112,7 +113,13 @@ async fn in_target_queue<T: Tool>(
     cancel: CancellationToken,
 ) -> (Result<ToolOutput, ToolError>, Value) {
     let name = Tool::definition(&*tool).name;
-    let prepared = parse(&*tool, args.clone()).and_then(|parsed| {
+    let hooked = !context.config.hooks.is_empty();
+    let (parsed, args) = if hooked {
+        (parse(&*tool, args.clone()), args)
+    } else {
+        (parse(&*tool, args), Value::Null)
+    };
+    let prepared = parsed.and_then(|parsed| {
         let raw_path = tool.target(&parsed).map(str::to_owned);
         let path = raw_path
             .as_deref()
@@ -142,16 +149,16 @@ async fn in_target_queue<T: Tool>(
     let mut inner = context.clone();
     inner.target = Some(path.clone());
     let ticket = context.ticket();
+    let unrun = if hooked { args.clone() } else { Value::Null };
     let work = {
         let path = path.clone();
-        let args = args.clone();
         move |token: CancellationToken| async move {
-            let mut ran = args.clone();
+            let mut ran = args;
             let result = async {
                 let mut parsed = parsed;
-                if !inner.config.hooks.is_empty() {
-                    let approved = inner.authorize(name, args.clone()).await?;
-                    if approved != args {
+                if hooked {
+                    let approved = inner.authorize(name, ran.clone()).await?;
+                    if approved != ran {
                         let rewritten = parse(&*tool, approved.clone())?;
                         let new_raw = tool.target(&rewritten);
                         if new_raw != raw_path.as_deref()
@@ -185,14 +192,14 @@ async fn in_target_queue<T: Tool>(
         Ok((result, ran)) => (result, ran),
         Err(ExclusiveError::Lock(error)) => (
             Err(ToolError::internal(describe_fs_error(&error), error)),
-            args,
+            unrun,
         ),
         Err(ExclusiveError::Panicked(panic)) => (
             Err(ToolError::internal(
                 format!("Could not {name} {}: internal error", path.display()),
                 panic,
             )),
-            args,
+            unrun,
         ),
     }
 }

@@ -42,7 +42,7 @@ pub struct EditDetails {
     /// A unified patch of the change (`--- a/path`, `+++ b/path`, hunks).
     pub patch: String,
     /// The first line (1-based, in the new file) that changed, if any.
-    pub first_changed_line: Option<usize>,
+    pub first_changed_line: Option<u64>,
     /// Per replaced block: which edit, how it matched (exact, normalised,
     /// whitespace) and the lines it matched in the original file.
     pub matches: Vec<EditMatch>,

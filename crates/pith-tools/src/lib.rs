@@ -29,6 +29,7 @@ pub struct ReadmeExample;
 
 mod args;
 mod call;
+pub mod details;
 mod hooks;
 mod paths;
 mod policy;

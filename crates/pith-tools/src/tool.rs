@@ -50,6 +50,11 @@ impl Content {
     }
 }
 
+/// Typed details as JSON (they are plain data: serializing cannot fail).
+pub(crate) fn details_value<T: Serialize>(details: &T) -> Value {
+    serde_json::to_value(details).unwrap_or(Value::Null)
+}
+
 /// All text parts of `content` joined with newlines.
 fn joined_text(content: &[Content]) -> String {
     let texts: Vec<&str> = content.iter().filter_map(Content::as_text).collect();
@@ -136,6 +141,11 @@ impl ToolOutput {
     /// All text parts joined with newlines.
     pub fn text_content(&self) -> String {
         joined_text(&self.content)
+    }
+
+    /// Sets the details from a typed [`crate::details`] struct.
+    pub fn with_details_of<T: Serialize>(self, details: &T) -> ToolOutput {
+        self.with_details(details_value(details))
     }
 
     /// Sets the details.
@@ -273,6 +283,11 @@ impl ToolError {
     /// A structured result, for failures that still have one (bash's exit code).
     pub fn structured(&self) -> Option<&Value> {
         self.extra.as_ref()?.structured.as_ref()
+    }
+
+    /// Sets the details from a typed [`crate::details`] struct.
+    pub fn with_details_of<T: Serialize>(self, details: &T) -> ToolError {
+        self.with_details(details_value(details))
     }
 
     /// Sets the details.

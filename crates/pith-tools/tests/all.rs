@@ -14,3 +14,4 @@ mod file_tools_write;
 mod pipeline;
 mod safety;
 mod search_tools;
+mod snapshots;

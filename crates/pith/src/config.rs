@@ -106,7 +106,7 @@ impl Workspace {
         config.bash.keep_output = keep_output || self.keep_output;
         config.workspace = self.safety.workspace.clone();
         config.sandbox = self.safety.sandbox.clone();
-        ToolSet::builder(env.clone())
+        crate::extend::builder(env.clone())
             .cwd(&self.cwd)
             .tools(&self.tools)
             .config(config)

@@ -4,14 +4,14 @@ use std::fmt::Write as _;
 use std::io::Write as _;
 
 use pith_env::Env;
-use pith_tools::{OverwritePolicy, ToolDefinition, ToolSet};
+use pith_tools::{OverwritePolicy, ToolDefinition};
 use serde_json::{Value, json};
 
 use crate::config::ToolsConfig;
 
 /// Prints the definitions; returns the exit status.
 pub(crate) fn run(config: &ToolsConfig, env: &Env) -> anyhow::Result<i32> {
-    let toolset = ToolSet::builder(env.clone())
+    let toolset = crate::extend::builder(env.clone())
         .tools(&config.tools)
         .overwrite_policy(OverwritePolicy::RequireRead)
         .build();
@@ -36,7 +36,7 @@ pub(crate) fn run(config: &ToolsConfig, env: &Env) -> anyhow::Result<i32> {
 /// `pith prompt`: the system-prompt section for `tools`, as Pi builds it (the tool list
 /// with one-line snippets, then the guidelines); returns the exit status.
 pub(crate) fn prompt(tools: &[&str], env: &Env) -> anyhow::Result<i32> {
-    let toolset = ToolSet::builder(env.clone()).tools(tools).build();
+    let toolset = crate::extend::builder(env.clone()).tools(tools).build();
     let out = prompt_section(&toolset.definitions());
     let mut stdout = std::io::stdout().lock();
     let _ = stdout

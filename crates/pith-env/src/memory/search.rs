@@ -19,7 +19,6 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use globset::{GlobBuilder, GlobMatcher};
-use grep::regex::{RegexMatcher, RegexMatcherBuilder};
 use grep::searcher::{Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
 use ignore::Match;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
@@ -27,6 +26,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::MemoryEnv;
 use super::tree::{Follow, Node, Tree};
+use crate::matcher::build_matcher;
 use crate::{
     FindEntry, FindOutput, FindRequest, FsError, GrepLine, GrepOutput, GrepRequest, Search,
     SearchError,
@@ -217,17 +217,6 @@ fn strip_line_ending(mut line: &[u8]) -> &[u8] {
         line = rest;
     }
     line.strip_suffix(b"\r").unwrap_or(line)
-}
-
-fn build_matcher(request: &GrepRequest) -> Result<RegexMatcher, SearchError> {
-    RegexMatcherBuilder::new()
-        .case_insensitive(request.ignore_case)
-        .fixed_strings(request.literal)
-        .line_terminator(Some(b'\n'))
-        .size_limit(GrepRequest::REGEX_SIZE_LIMIT)
-        .dfa_size_limit(GrepRequest::REGEX_DFA_LIMIT)
-        .build(&request.pattern)
-        .map_err(|error| SearchError::InvalidPattern(error.to_string()))
 }
 
 #[async_trait]

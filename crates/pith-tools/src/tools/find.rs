@@ -109,14 +109,11 @@ fn render(output: &FindOutput, limit: usize) -> ToolOutput {
         .collect();
     let mut notices = Notices::default();
     if output.limit_reached {
-        notices.push(
-            format!(
-                "{limit} results limit reached. Use limit={} for more, or refine pattern",
-                limit.saturating_mul(2)
-            ),
-            "resultLimitReached",
-            json!(limit),
-        );
+        notices.push(format!(
+            "{limit} results limit reached. Use limit={} for more, or refine pattern",
+            limit.saturating_mul(2)
+        ));
+        notices.details.result_limit_reached = Some(limit);
     }
     let mut text = notices.cap_bytes(&rows.join("\n"));
     notices.finish(&mut text)

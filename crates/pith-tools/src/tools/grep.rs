@@ -7,10 +7,11 @@ use pith_text::{
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Map, Value, json};
+use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use super::{Describe, READ_ONLY, define};
+use crate::details::{BinaryFile, SearchDetails};
 use crate::paths::{describe_fs_error, not_found_hint};
 use crate::tool::{Tool, ToolContext, ToolDefinition, ToolError, ToolOutput};
 
@@ -190,28 +191,19 @@ fn render(output: &GrepOutput, limit: usize, base: &Base) -> ToolOutput {
             .map(|line| format!(" at {}:{}", line.path, line.line_number))
             .unwrap_or_default();
         let size = format_size(DEFAULT_MAX_BYTES as u64);
-        let details = serde_json::to_value(&truncation).unwrap_or(Value::Null);
-        notices.push(
-            format!(
-                "Showing {shown} matches, output limit {size} reached{at}; narrow with path or glob"
-            ),
-            "truncation",
-            details,
-        );
+        notices.push(format!(
+            "Showing {shown} matches, output limit {size} reached{at}; narrow with path or glob"
+        ));
+        notices.details.truncation = Some(truncation.clone());
         if output.limit_reached {
-            notices
-                .details
-                .insert("matchLimitReached".to_owned(), json!(limit));
+            notices.details.match_limit_reached = Some(limit);
         }
     } else if output.limit_reached {
-        notices.push(
-            format!(
-                "{limit} matches limit reached. Use limit={} for more, or refine pattern",
-                limit.saturating_mul(2)
-            ),
-            "matchLimitReached",
-            json!(limit),
-        );
+        notices.push(format!(
+            "{limit} matches limit reached. Use limit={} for more, or refine pattern",
+            limit.saturating_mul(2)
+        ));
+        notices.details.match_limit_reached = Some(limit);
     }
     let mut text = truncation.content;
     if let Some((path, number, long)) = clipped_line {
@@ -225,7 +217,8 @@ fn render(output: &GrepOutput, limit: usize, base: &Base) -> ToolOutput {
                 "Some lines truncated to {MAX_LINE_CHARS} chars. Use read tool to see full lines"
             )
         };
-        notices.push(hint, "linesTruncated", json!(true));
+        notices.push(hint);
+        notices.details.lines_truncated = Some(true);
     }
     push_oversized(&mut notices, output);
     push_binary(&mut notices, output);
@@ -250,17 +243,18 @@ fn push_binary(notices: &mut Notices, output: &GrepOutput) {
     if count > shown {
         names.push_str(&format!(" and {} more", count - shown));
     }
-    let files: Vec<Value> = output
-        .binary
-        .iter()
-        .map(|file| json!({"path": file.path, "offset": file.offset}))
-        .collect();
-    notices.push(
-        format!(
-            "Binary data from the first NUL byte on ({names}): only the lines before it were searched"
-        ),
-        "binaryFiles",
-        json!(files),
+    notices.push(format!(
+        "Binary data from the first NUL byte on ({names}): only the lines before it were searched"
+    ));
+    notices.details.binary_files = Some(
+        output
+            .binary
+            .iter()
+            .map(|file| BinaryFile {
+                path: file.path.clone(),
+                offset: file.offset,
+            })
+            .collect(),
     );
 }
 
@@ -291,14 +285,11 @@ fn push_oversized(notices: &mut Notices, output: &GrepOutput) {
         (&*format!("{count} files"), "them")
     };
     let size = format_size(GrepRequest::MAX_LINE_BYTES as u64);
-    notices.push(
-        format!(
-            "Skipped {files} with a line over {size} ({names}): search {them} with bash, e.g. grep -o -m 5 'pattern' {} | cut -c1-500",
-            shell_word(first)
-        ),
-        "oversizedFiles",
-        json!(output.oversized),
-    );
+    notices.push(format!(
+        "Skipped {files} with a line over {size} ({names}): search {them} with bash, e.g. grep -o -m 5 'pattern' {} | cut -c1-500",
+        shell_word(first)
+    ));
+    notices.details.oversized_files = Some(output.oversized.clone());
 }
 
 /// `word` as one shell word: as is when it is plain, else single-quoted.
@@ -314,17 +305,17 @@ fn shell_word(word: &str) -> String {
     }
 }
 
-/// The notices of a search result and their `details` keys.
+/// The notices of a search result and their `details`.
 #[derive(Default)]
 pub(super) struct Notices {
     texts: Vec<String>,
-    details: Map<String, Value>,
+    pub(super) details: SearchDetails,
 }
 
 impl Notices {
-    pub(super) fn push(&mut self, text: String, key: &str, value: Value) {
+    /// Adds a notice's text; the caller sets its field of [`Notices::details`].
+    pub(super) fn push(&mut self, text: String) {
         self.texts.push(text);
-        self.details.insert(key.to_owned(), value);
     }
 
     /// Keeps whole lines up to 50 KiB, noting a cut.
@@ -338,8 +329,8 @@ impl Notices {
         );
         if truncation.truncated {
             let size = format_size(DEFAULT_MAX_BYTES as u64);
-            let details = serde_json::to_value(&truncation).unwrap_or(Value::Null);
-            self.push(format!("{size} limit reached"), "truncation", details);
+            self.push(format!("{size} limit reached"));
+            self.details.truncation = Some(truncation.clone());
         }
         truncation.content
     }
@@ -352,7 +343,7 @@ impl Notices {
         text.push_str("\n\n[");
         text.push_str(&self.texts.join(". "));
         text.push(']');
-        ToolOutput::text(std::mem::take(text)).with_details(Value::Object(self.details))
+        ToolOutput::text(std::mem::take(text)).with_details_of(&self.details)
     }
 }
 

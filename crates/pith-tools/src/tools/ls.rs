@@ -14,10 +14,11 @@ use pith_env::{FileKind, FsErrorKind};
 use pith_text::{TruncationLimits, format_size, truncate_head};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Map, Value, json};
+use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use super::{Describe, READ_ONLY, define};
+use crate::details::LsDetails;
 use crate::paths::{describe_fs_error, not_found_hint};
 use crate::policy::Access;
 use crate::tool::{Tool, ToolContext, ToolDefinition, ToolError, ToolOutput};
@@ -147,7 +148,7 @@ async fn list(
     };
     let truncation = truncate_head(&lines.join("\n"), limits);
     let mut notices = Vec::new();
-    let mut details = Map::new();
+    let mut details = LsDetails::default();
     if limit_reached {
         let more = if limit == 0 {
             DEFAULT_LIMIT
@@ -157,14 +158,14 @@ async fn list(
         notices.push(format!(
             "{limit} entries limit reached. Use limit={more} for more"
         ));
-        details.insert("entryLimitReached".into(), json!(limit));
+        details.entry_limit_reached = Some(limit);
     }
     if truncation.truncated {
         notices.push(format!(
             "{} limit reached",
             format_size(truncation.max_bytes as u64)
         ));
-        details.insert("truncation".into(), json!(truncation));
+        details.truncation = Some(truncation.clone());
     }
     let mut text = truncation.content.clone();
     if !notices.is_empty() {
@@ -172,10 +173,10 @@ async fn list(
     }
     let result =
         ToolOutput::text(text).with_structured(structured(limit_reached || truncation.truncated));
-    Ok(if details.is_empty() {
+    Ok(if details == LsDetails::default() {
         result
     } else {
-        result.with_details(Value::Object(details))
+        result.with_details_of(&details)
     })
 }
 

@@ -17,15 +17,18 @@ use pith_env::{FileKind, FileReader, FsErrorKind};
 use pith_text::{TruncationLimits, format_size};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use super::{Describe, READ_ONLY, define};
+use crate::details::ImageDetails;
 use crate::paths::resolve_read_path;
 use crate::paths::{describe_fs_error, not_found_hint};
 use crate::policy::Access;
 use crate::session::{ContentHasher, Fingerprint};
-use crate::tool::{Content, QueueUse, Tool, ToolContext, ToolDefinition, ToolError, ToolOutput};
+use crate::tool::{
+    Content, QueueUse, Tool, ToolContext, ToolDefinition, ToolError, ToolOutput, details_value,
+};
 
 /// Bytes read before deciding what kind of file this is.
 const HEADER_BYTES: usize = 8192;
@@ -171,11 +174,6 @@ async fn read(
         stamp,
     };
     read_text(args, text, body, context, cancel).await
-}
-
-/// The attached image's type (it may have been converted), else the file's.
-fn mime_type_of(details: &Value, file_type: &str) -> String {
-    details["mimeType"].as_str().unwrap_or(file_type).to_owned()
 }
 
 fn binary_file(raw_path: &str, len: u64) -> ToolError {
@@ -336,25 +334,25 @@ async fn read_image(
         .map_err(|_| ToolError::new(format!("Could not process the image {}", path.display())))?;
     context.session.record_seen(fs, path, seen).await;
     let mut content = vec![Content::text(attachment.text)];
-    let mut details = json!({ "mimeType": kind.mime() });
+    let mut details = ImageDetails {
+        mime_type: kind.mime().to_owned(),
+        width: attachment.size.map(|(width, _)| width),
+        height: attachment.size.map(|(_, height)| height),
+    };
     if let Some((data, mime_type)) = attachment.image {
         content.push(Content::Image {
             data,
             mime_type: mime_type.to_owned(),
         });
-        details = json!({ "mimeType": mime_type });
-    }
-    if let Some((width, height)) = attachment.size {
-        details["width"] = json!(width);
-        details["height"] = json!(height);
+        mime_type.clone_into(&mut details.mime_type);
     }
     let structured = json!({
         "path": path.display().to_string(),
-        "mimeType": mime_type_of(&details, kind.mime()),
+        "mimeType": details.mime_type,
     });
     Ok(ToolOutput {
         content,
-        details: Some(details),
+        details: Some(details_value(&details)),
         structured: Some(structured),
     })
 }

@@ -25,13 +25,6 @@ fn keeping_the_first_matches_keeps_only_the_last_ones_after_context() {
 }
 
 #[test]
-fn regex_errors_are_one_short_line() {
-    let message = "regex parse error:\n    (abc\n    ^\nerror: unclosed group";
-    assert_eq!(short_regex_error(message), "unclosed group");
-    assert_eq!(short_regex_error("something odd"), "something odd");
-}
-
-#[test]
 fn lines_lose_their_terminator_and_carriage_returns() {
     assert_eq!(line_text(b"a\r\n"), "a");
     assert_eq!(line_text(b"a\rb\n"), "ab");

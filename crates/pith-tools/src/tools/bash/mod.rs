@@ -22,14 +22,15 @@ use pith_env::{
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use self::output::{OutputAccumulator, Snapshot};
 use super::{Describe, define};
+use crate::details::BashDetails;
 use crate::tool::{
     Content, Tool, ToolAnnotations, ToolContext, ToolDefinition, ToolError, ToolOutput, ToolUpdate,
-    UpdateFn,
+    UpdateFn, details_value,
 };
 
 /// Streaming updates are sent at most this often.
@@ -242,7 +243,7 @@ impl Progress {
         let details = details(&snapshot, None);
         updates(ToolUpdate {
             content: vec![Content::text(snapshot.content)],
-            details: (!details.is_empty()).then_some(Value::Object(details)),
+            details: (!details.is_empty()).then(|| details_value(&details)),
         });
     }
 }
@@ -305,7 +306,7 @@ fn finish(
     sandbox: &SandboxPolicy,
 ) -> Result<ToolOutput, ToolError> {
     let code = outcome.status.code();
-    let details = Value::Object(details(snapshot, Some(code)));
+    let details = details_value(&details(snapshot, Some(code)));
     let mut shown = snapshot.content.clone();
     if let Some(notice) = snapshot.notice() {
         shown.push_str("\n\n");
@@ -400,24 +401,19 @@ fn structured(outcome: &ExecOutcome, snapshot: &Snapshot) -> Value {
 }
 
 /// `truncation`, `fullOutputPath` and `linesTruncated` when the output was cut, and `exitCode`.
-fn details(snapshot: &Snapshot, exit_code: Option<i32>) -> Map<String, Value> {
-    let mut details = Map::new();
-    if snapshot.truncation.truncated {
-        details.insert("truncation".to_owned(), json!(snapshot.truncation));
+fn details(snapshot: &Snapshot, exit_code: Option<i32>) -> BashDetails {
+    BashDetails {
+        truncation: snapshot
+            .truncation
+            .truncated
+            .then(|| snapshot.truncation.clone()),
+        full_output_path: snapshot
+            .full_output_path
+            .as_ref()
+            .map(|path| path.display().to_string()),
+        lines_truncated: snapshot.lines_clipped.then_some(true),
+        exit_code,
     }
-    if let Some(path) = &snapshot.full_output_path {
-        details.insert(
-            "fullOutputPath".to_owned(),
-            json!(path.display().to_string()),
-        );
-    }
-    if snapshot.lines_clipped {
-        details.insert("linesTruncated".to_owned(), json!(true));
-    }
-    if let Some(code) = exit_code {
-        details.insert("exitCode".to_owned(), json!(code));
-    }
-    details
 }
 
 fn exec_error_message(error: &ExecError) -> String {

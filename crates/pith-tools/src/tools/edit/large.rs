@@ -15,8 +15,8 @@ use std::path::Path;
 use memchr::memmem::Finder;
 use pith_env::{FileSystem, Splice};
 use pith_text::{Edit, EditMatch, MatchTier, format_size};
-use serde_json::json;
 
+use crate::details::EditDetails;
 use crate::paths::describe_fs_error;
 use crate::tool::{ToolError, ToolOutput};
 
@@ -106,12 +106,12 @@ pub(super) async fn edit(
         .collect();
     let (diff, patch, first_changed_line) = render_hunks(raw, &hunks);
     let text = format!("Successfully replaced {} block(s) in {raw}.", edits.len());
-    let result = ToolOutput::text(text).with_details(json!({
-        "diff": diff,
-        "patch": patch,
-        "firstChangedLine": first_changed_line,
-        "matches": edit_matches,
-    }));
+    let result = ToolOutput::text(text).with_details_of(&EditDetails {
+        diff,
+        patch,
+        first_changed_line,
+        matches: edit_matches,
+    });
     Ok((result, new_len))
 }
 

@@ -9,6 +9,7 @@ use pith_text::{
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
+use crate::details::EditDetails;
 use crate::paths::{describe_fs_error, not_found_hint};
 use crate::session::Fingerprint;
 use crate::tool::{ToolContext, ToolError, ToolOutput};
@@ -94,12 +95,12 @@ impl EditJob<'_> {
         });
         Ok(ToolOutput::text(text)
             .with_structured(structured)
-            .with_details(json!({
-                "diff": diff.diff,
-                "patch": patch,
-                "firstChangedLine": diff.first_changed_line,
-                "matches": outcome.matches,
-            })))
+            .with_details_of(&EditDetails {
+                diff: diff.diff,
+                patch,
+                first_changed_line: diff.first_changed_line.map(|line| line as u64),
+                matches: outcome.matches,
+            }))
     }
 
     /// Reads the file (checked by [`EditJob::check_file`]).

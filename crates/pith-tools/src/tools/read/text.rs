@@ -17,6 +17,9 @@ use memchr::memchr;
 use pith_text::{TruncatedBy, Truncation, TruncationLimits, format_size};
 use serde_json::{Value, json};
 
+use crate::details::ReadDetails;
+use crate::tool::details_value;
+
 /// How far past the shown lines a large file's lines are still counted.
 pub(super) const COUNT_AHEAD_BYTES: u64 = 4 * 1024 * 1024;
 
@@ -342,7 +345,7 @@ pub(super) fn render(
             max_lines: limits.max_lines,
             max_bytes: limits.max_bytes,
         };
-        json!({ "truncation": truncation })
+        details_value(&ReadDetails { truncation })
     });
     let limit_text = format_size(limits.max_bytes as u64);
     let mut text = if let Some(size) = scan.first_line_bytes {

@@ -1,0 +1,9 @@
+//! `pith-with-append`: the `pith` command line with the `append` tool added.
+//! `pith-with-append tools --json` lists it after the seven; `call`, `batch`
+//! and `mcp` run it like any other tool.
+
+use pith_example_custom_tool::AppendTool;
+
+fn main() {
+    std::process::exit(pith::run_with(|tools| tools.tool(AppendTool::new())));
+}

@@ -1,0 +1,65 @@
+//! The binary built with the host's tool lists it and runs it.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "integration tests: a panic is a failed test"
+)]
+
+use std::process::Command;
+
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_pith-with-append");
+
+#[test]
+fn tools_json_lists_the_added_tool_after_the_seven() {
+    let output = Command::new(BIN)
+        .args(["tools", "--json"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let list: Vec<Value> = serde_json::from_slice(&output.stdout).unwrap();
+    let names: Vec<&str> = list.iter().map(|d| d["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        [
+            "read", "bash", "edit", "write", "grep", "find", "ls", "append"
+        ]
+    );
+    let append = &list[7];
+    assert_eq!(
+        append["inputSchema"]["required"],
+        serde_json::json!(["path", "line"])
+    );
+}
+
+#[test]
+fn call_runs_the_added_tool_with_the_same_argument_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |args: &str| {
+        Command::new(BIN)
+            .current_dir(dir.path())
+            .args(["call", "append", args])
+            .output()
+            .unwrap()
+    };
+    let first = run(r#"{"path":"notes.txt","line":"one"}"#);
+    assert!(first.status.success(), "{first:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&first.stdout).trim(),
+        "Appended 1 line to notes.txt"
+    );
+    assert!(run(r#"{"path":"notes.txt","line":"two"}"#).status.success());
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("notes.txt")).unwrap(),
+        "one\ntwo\n"
+    );
+    let invalid = run(r#"{"path":"notes.txt"}"#);
+    assert!(!invalid.status.success());
+    let text = String::from_utf8_lossy(&invalid.stdout).to_string()
+        + &String::from_utf8_lossy(&invalid.stderr);
+    assert!(
+        text.contains("Invalid arguments for tool \"append\": line is required"),
+        "{text}"
+    );
+}
