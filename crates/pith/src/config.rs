@@ -190,11 +190,15 @@ impl Config {
         let command = match cli.command {
             cli::Command::Call(args) => {
                 let workspace = workspace(args.workspace, args.remote, Front::OneShot)?;
-                if !workspace.tools.contains(&args.tool.as_str()) {
+                let added = crate::extend::added_names();
+                let tool = args.tool.as_str();
+                if !workspace.tools.contains(&tool) && !added.contains(&tool) {
+                    let mut tools = workspace.tools.clone();
+                    tools.extend(added);
                     return Err(UsageError(format!(
                         "unknown tool {:?}; the tools are {}",
                         args.tool.chars().take(60).collect::<String>(),
-                        workspace.tools.join(", ")
+                        tools.join(", ")
                     )));
                 }
                 Command::Call(CallConfig {

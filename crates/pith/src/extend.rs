@@ -24,3 +24,15 @@ pub(crate) fn builder(env: Env) -> ToolSetBuilder {
         None => builder,
     }
 }
+
+/// The names of the host's tools (empty without [`crate::run_with`]).
+pub(crate) fn added_names() -> Vec<&'static str> {
+    let Some(extend) = EXTEND.get() else {
+        return Vec::new();
+    };
+    let none: [&str; 0] = [];
+    let toolset = extend(ToolSet::builder(Env::memory(pith_env::MemoryEnv::new())))
+        .tools(&none)
+        .build();
+    toolset.definitions().iter().map(|d| d.name).collect()
+}
