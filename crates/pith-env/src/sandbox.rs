@@ -312,7 +312,12 @@ impl PreparedSandbox {
                 return Err(io::Error::last_os_error());
             }
         }
-        seccompiler::apply_filter(&self.seccomp).map_err(io::Error::other)?;
+        if seccompiler::apply_filter(&self.seccomp).is_err() {
+            // Not `io::Error::other(error)`: that boxes the error, an
+            // allocation in the forked child. The failed seccomp(2) or
+            // prctl(2) left its errno (the filter is never empty).
+            return Err(io::Error::last_os_error());
+        }
         Ok(())
     }
 }
