@@ -1,6 +1,6 @@
 //! The pith command line: `pith call`, `pith batch`, `pith tools`, `pith mcp`.
 //!
-//! Flags are parsed ([`cli`]) into a validated configuration ([`config`]); the commands
+//! Flags are parsed (`cli`) into a validated configuration (`config`); the commands
 //! only ever see the validated value. The binary's `main` is [`run`]; a host
 //! that wants the same binary with tools of its own calls [`run_with`] from
 //! its `main` (see `examples/custom-tool`).
