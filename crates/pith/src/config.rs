@@ -345,7 +345,17 @@ fn safety(args: &cli::SafetyArgs, cwd: &Path, front: Front) -> Result<Safety, Us
     } else {
         vec![cwd.to_path_buf()]
     };
-    let read_only = protected_paths(&writable, &args.protect);
+    // Each --protect glob under each root; the sandbox expands them when each command starts.
+    let read_only: Vec<PathBuf> = workspace
+        .as_ref()
+        .map(|workspace| {
+            workspace
+                .protected_under_roots()
+                .into_iter()
+                .map(PathBuf::from)
+                .collect()
+        })
+        .unwrap_or_default();
     for dir in allow_write(&args.allow_write)? {
         if !writable.contains(&dir) {
             writable.push(dir);
@@ -363,22 +373,6 @@ fn safety(args: &cli::SafetyArgs, cwd: &Path, front: Front) -> Result<Safety, Us
         },
     };
     Ok(Safety { workspace, sandbox })
-}
-
-/// The `--protect` globs the sandbox can enforce for commands too: literal paths
-/// and `DIR/**`, under every root. (Other globs, `*.pem`, bind the file tools only.)
-fn protected_paths(roots: &[PathBuf], globs: &[String]) -> Vec<PathBuf> {
-    let mut paths = Vec::new();
-    for glob in globs {
-        let literal = glob.trim_end_matches("/**").trim_end_matches('/');
-        if literal.is_empty() || literal.contains(['*', '?', '[', '{']) {
-            continue;
-        }
-        for root in roots {
-            paths.push(root.join(literal));
-        }
-    }
-    paths
 }
 
 /// The directories `--allow-write` names: the presets `cargo`, `npm`, `pip`, `go` and

@@ -1,6 +1,7 @@
 //! Local processes: process groups, tree kill, a watchdog for pith's death, waiting
 //! that never hangs.
 
+mod cgroup;
 mod escapees;
 mod log;
 mod table;
@@ -19,6 +20,7 @@ use tokio::process::{Child, ChildStderr, ChildStdout, Command};
 use tokio::time::{Instant, sleep_until};
 use tokio_util::sync::CancellationToken;
 
+pub(crate) use cgroup::available as tree_cgroups_available;
 pub use log::{OUTPUT_CAP, output_dir, prune_output_dir};
 pub(crate) use table::ProcessTable;
 
@@ -98,6 +100,7 @@ impl Exec for LocalEnv {
         command.envs(request.env.iter().map(|(key, value)| (key, value)));
         let tree = self.processes.trees.next();
         command.env(escapees::TREE_VAR, &tree);
+        cgroup::enter_on_spawn(&mut command, &tree);
         unix::configure_child(&mut command, request.sandbox.prepare(&request.cwd)?);
         let (child, pgid) = self
             .processes
@@ -161,6 +164,7 @@ impl Drop for GroupGuard<'_> {
             escapees::kill_escapees(&self.tree, self.pgid);
         }
         self.table.leader_done(self.pgid);
+        cgroup::remove(&self.tree);
     }
 }
 
