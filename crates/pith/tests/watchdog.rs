@@ -290,3 +290,36 @@ fn scrubbed_escapees_die_with_a_sigkilled_pith_mcp() {
     kill_all(&watchdog);
     assert!(watchdog.is_empty(), "the watchdog outlived its work");
 }
+
+/// Issue 21, escape 8: an escapee that cleared its environment dies at its
+/// call's timeout, while `pith mcp` keeps running (before the cgroup leaves it
+/// was only adopted at the call's end and killed when the server exited).
+/// Mutation: `PITH_TEST_NO_CGROUP=1` in the server's environment keeps it alive.
+#[test]
+fn a_scrubbed_escapee_dies_at_its_calls_timeout_while_pith_mcp_runs() {
+    if !cgroup_leaves_or_skip("a_scrubbed_escapee_dies_at_its_calls_timeout_while_pith_mcp_runs") {
+        return;
+    }
+    let dir = tempfile::TempDir::new().unwrap();
+    let (escapee, front) = (marker(), marker());
+    let mut server = crate::mcp::Server::start(&dir);
+    let command = format!("env -i setsid -f sleep {escapee}; echo started; sleep {front}");
+    let result = server.request(
+        1,
+        "tools/call",
+        json!({"name": "bash", "arguments": {"command": command, "timeout": 1}}),
+    );
+    assert!(result.to_string().contains("started"), "{result}");
+    let left = wait_empty(PATIENCE, || sleeps(&escapee));
+    kill_all(&left);
+    assert!(
+        left.is_empty(),
+        "the scrubbed escapee outlived its call's timeout"
+    );
+    // SAFETY: signal 0 only checks that the server process exists.
+    assert_eq!(
+        unsafe { libc::kill(server.pid() as i32, 0) },
+        0,
+        "pith mcp exited"
+    );
+}
