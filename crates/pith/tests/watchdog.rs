@@ -206,7 +206,7 @@ pub(crate) fn scrubbed_escapees(marks: &[String; 3]) -> String {
 
 /// Waits until every marked sleep runs, checks that the escapees really
 /// cleared their environment, SIGKILLs `pith` and returns the sleeps left.
-pub(crate) fn sigkill_and_collect(pith: u32, marks: &[String; 3]) -> Vec<u32> {
+fn sigkill_and_collect(pith: u32, marks: &[String; 3]) -> Vec<u32> {
     let all = || marks.iter().flat_map(|m| sleeps(m)).collect::<Vec<u32>>();
     let deadline = Instant::now() + PATIENCE;
     while all().len() < 3 && Instant::now() < deadline {
@@ -228,6 +228,20 @@ pub(crate) fn sigkill_and_collect(pith: u32, marks: &[String; 3]) -> Vec<u32> {
     let left = wait_empty(PATIENCE, all);
     kill_all(&left);
     left
+}
+
+/// SIGKILLs `pith` (see [`sigkill_and_collect`]) and asserts that no marked
+/// sleep and no watchdog is left.
+pub(crate) fn sigkill_then_nothing_is_left(pith: u32, marks: &[String; 3], what: &str) {
+    let left = sigkill_and_collect(pith, marks);
+    assert!(
+        left.is_empty(),
+        "{} sleeps outlived a SIGKILLed {what}",
+        left.len()
+    );
+    let watchdog = wait_empty(PATIENCE, || watchdogs(pith));
+    kill_all(&watchdog);
+    assert!(watchdog.is_empty(), "the watchdog outlived its work");
 }
 
 /// Issue 21, escape 8, closed: after a SIGKILL of `pith batch`, its watchdog
@@ -253,16 +267,8 @@ fn scrubbed_escapees_die_with_a_sigkilled_pith_batch() {
     let mut stdin = pith.stdin.take().unwrap();
     let line = json!({"id": 1, "tool": "bash", "args": {"command": scrubbed_escapees(&marks)}});
     std::io::Write::write_all(&mut stdin, format!("{line}\n").as_bytes()).unwrap();
-    let left = sigkill_and_collect(pith.id(), &marks);
+    sigkill_then_nothing_is_left(pith.id(), &marks, "pith batch");
     pith.wait().unwrap();
-    assert!(
-        left.is_empty(),
-        "{} sleeps outlived a SIGKILLed pith batch",
-        left.len()
-    );
-    let watchdog = wait_empty(PATIENCE, || watchdogs(pith.id()));
-    kill_all(&watchdog);
-    assert!(watchdog.is_empty(), "the watchdog outlived its work");
 }
 
 /// The same through `pith mcp` (sandboxed: workspace-write by default).
@@ -279,16 +285,7 @@ fn scrubbed_escapees_die_with_a_sigkilled_pith_mcp() {
         "tools/call",
         json!({"name": "bash", "arguments": {"command": scrubbed_escapees(&marks)}}),
     );
-    let pid = server.pid();
-    let left = sigkill_and_collect(pid, &marks);
-    assert!(
-        left.is_empty(),
-        "{} sleeps outlived a SIGKILLed pith mcp",
-        left.len()
-    );
-    let watchdog = wait_empty(PATIENCE, || watchdogs(pid));
-    kill_all(&watchdog);
-    assert!(watchdog.is_empty(), "the watchdog outlived its work");
+    sigkill_then_nothing_is_left(server.pid(), &marks, "pith mcp");
 }
 
 /// Issue 21, escape 8: an escapee that cleared its environment dies at its
