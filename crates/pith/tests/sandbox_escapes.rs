@@ -113,22 +113,33 @@ fn marker(n: u32) -> String {
 }
 
 /// Issue 21, escape 8: `env -i setsid -f` leaves the group and the environment
-/// marker behind; pith, a child subreaper, still kills it when the call ends.
+/// marker behind; pith still kills it when the call ends: through the tree's
+/// cgroup leaf where there is one, and as a child subreaper without one (the
+/// fallback, forced with `PITH_TEST_NO_CGROUP=1`).
 #[test]
 fn a_scrubbed_escapee_dies_with_pith_call() {
     let dir = scratch("call");
     let root = dir.0.join("root");
-    let marker = marker(1);
-    let output = bash(
-        &format!("env -i setsid -f sleep {marker}; echo started"),
-        &["--cwd", root.to_str().unwrap(), "--sandbox", "off"],
-    );
-    assert!(text(&output).contains("started"), "{}", text(&output));
-    assert_eq!(
-        survivors(&marker),
-        Vec::<u32>::new(),
-        "the escapee survived pith call"
-    );
+    for (n, no_cgroup) in [(1, "0"), (4, "1")] {
+        let marker = marker(n);
+        let output = Command::new(PITH)
+            .args(["call", "bash"])
+            .arg(
+                json!({ "command": format!("env -i setsid -f sleep {marker}; echo started") })
+                    .to_string(),
+            )
+            .args(["--cwd", root.to_str().unwrap(), "--sandbox", "off"])
+            .env_remove("RUST_LOG")
+            .env("PITH_TEST_NO_CGROUP", no_cgroup)
+            .output()
+            .unwrap();
+        assert!(text(&output).contains("started"), "{}", text(&output));
+        assert_eq!(
+            survivors(&marker),
+            Vec::<u32>::new(),
+            "the escapee survived pith call (PITH_TEST_NO_CGROUP={no_cgroup})"
+        );
+    }
 }
 
 /// Issue 21, escape 8, under `pith mcp` (sandboxed by default): the escapee dies
