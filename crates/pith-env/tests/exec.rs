@@ -398,3 +398,42 @@ async fn output_log_is_a_new_file_with_the_prefix() {
         .unwrap();
     assert!(error.to_string().contains("missing"), "{error}");
 }
+
+/// Issue 21, escape 8: where commands get a cgroup v2 leaf, an escapee that
+/// cleared its environment (`env -i`) and left the group (`setsid -f`) dies at
+/// the call's timeout, not only when pith exits. The escapee reports its pid.
+#[tokio::test]
+async fn a_scrubbed_escapee_dies_at_the_timeout() {
+    let status = pith_env::SandboxStatus::probe();
+    let leaves = status
+        .guarantees(&pith_env::SandboxPolicy::off())
+        .iter()
+        .any(|g| g.id == "escapees-after-sigkill" && g.holds);
+    if !leaves {
+        return pith_testkit::skip(
+            "a_scrubbed_escapee_dies_at_the_timeout",
+            pith_testkit::Prerequisite::Cgroup2,
+            "no writable cgroup v2 directory for a leaf per command",
+        );
+    }
+    let env = LocalEnv::new();
+    let ran = run(
+        &env,
+        // The shell waits for the escapee's marker file: its pid line is out by then.
+        "m=$(mktemp -u); env -i setsid -f sh -c \"echo \\$\\$; touch $m; exec sleep 100\"; \
+         until [ -e $m ]; do sleep 0.01; done; rm $m; sleep 100",
+        Some(1.0),
+    )
+    .await;
+    assert_eq!(ran.outcome.termination, Termination::TimedOut);
+    let escapee = first_line_number(&ran.output);
+    let environ = std::fs::read(format!("/proc/{escapee}/environ")).unwrap_or_default();
+    assert!(
+        !String::from_utf8_lossy(&environ).contains("PITH_TREE_ID"),
+        "the escapee kept the tree marker"
+    );
+    assert!(
+        eventually(|| !is_live(escapee)).await,
+        "the scrubbed escapee outlived the timeout"
+    );
+}

@@ -15,8 +15,8 @@
 //! child enters it first thing after `fork`. Killing the tree's escapees reads
 //! the leaf's `cgroup.procs`; killing every tree (shutdown, and the watchdog
 //! when pith dies, SIGKILL included) writes `1` to each leaf's `cgroup.kill`
-//! (Linux 5.14). Leaves are removed when their call ends and is empty, and
-//! the rest by the watchdog when pith exits.
+//! (Linux 5.14). A leaf is removed when its call ends, or once it has
+//! emptied, at a later spawn; the watchdog removes what is left when pith exits.
 //!
 //! Elsewhere (no cgroup v2, a read-only or foreign cgroup, older kernels) the
 //! environment marker and the subreaper are all there is; docs/reliability.md
@@ -27,7 +27,7 @@
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock, PoisonError};
 
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::{Pid, getpgid};
@@ -82,6 +82,7 @@ pub(super) fn enter_on_spawn(command: &mut Command, tree: &str) {
     let Some(leaf) = leaf(tree) else {
         return;
     };
+    remove_emptied();
     if std::fs::create_dir(&leaf).is_err() {
         return;
     }
@@ -142,12 +143,31 @@ pub(super) fn kill_all(prefix: &str) {
     }
 }
 
-/// Removes `tree`'s leaf if no process is left in it (otherwise the watchdog
-/// removes it when pith exits).
+/// Leaves that still held processes (background jobs, a tree being killed)
+/// when their call ended: removed at a later spawn once empty.
+static LEFT: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// Removes `tree`'s leaf, now or, while processes remain in it, at a later
+/// spawn (and in any case by the watchdog when pith exits).
 pub(super) fn remove(tree: &str) {
-    if let Some(leaf) = leaf(tree) {
-        let _ = std::fs::remove_dir(leaf);
+    if let Some(leaf) = leaf(tree)
+        && still_there(&leaf)
+    {
+        LEFT.lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(leaf);
     }
+}
+
+/// Tries to remove `leaf`; whether it is still there.
+fn still_there(leaf: &Path) -> bool {
+    std::fs::remove_dir(leaf).is_err_and(|error| error.kind() != std::io::ErrorKind::NotFound)
+}
+
+fn remove_emptied() {
+    LEFT.lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .retain(|leaf| still_there(leaf));
 }
 
 fn leaves(prefix: &str) -> Vec<PathBuf> {

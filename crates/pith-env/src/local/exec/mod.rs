@@ -100,12 +100,13 @@ impl Exec for LocalEnv {
         command.envs(request.env.iter().map(|(key, value)| (key, value)));
         let tree = self.processes.trees.next();
         command.env(escapees::TREE_VAR, &tree);
+        let sandbox = request.sandbox.prepare(&request.cwd)?;
         cgroup::enter_on_spawn(&mut command, &tree);
-        unix::configure_child(&mut command, request.sandbox.prepare(&request.cwd)?);
-        let (child, pgid) = self
-            .processes
-            .spawn(&mut command)
-            .map_err(|error| spawn_error(error, &request.program))?;
+        unix::configure_child(&mut command, sandbox);
+        let (child, pgid) = self.processes.spawn(&mut command).map_err(|error| {
+            cgroup::remove(&tree);
+            spawn_error(error, &request.program)
+        })?;
         let mut run = Run {
             guard: GroupGuard {
                 table: &self.processes,
