@@ -88,6 +88,19 @@ fn kill_all(pids: &[u32]) {
     }
 }
 
+/// `pith <args> --cwd <cwd>` with its stdin piped and its output discarded.
+fn quiet_pith(args: &[&str], cwd: &std::path::Path) -> std::process::Child {
+    Command::new(PITH)
+        .args(args)
+        .arg("--cwd")
+        .arg(cwd)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
 #[test]
 fn a_sigkilled_pith_takes_its_commands_whole_trees_with_it() {
     let dir = tempfile::tempdir().unwrap();
@@ -95,14 +108,7 @@ fn a_sigkilled_pith_takes_its_commands_whole_trees_with_it() {
     // left the process group (setsid -f): only PDEATHSIG reached any of them before.
     let (front, back, escapee) = (marker(), marker(), marker());
     let command = format!("setsid -f sleep {escapee}; sleep {back} & sleep {front}; echo x");
-    let mut pith = Command::new(PITH)
-        .args(["call", "bash", "-", "--cwd"])
-        .arg(dir.path())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut pith = quiet_pith(&["call", "bash", "-"], dir.path());
     let request = json!({"command": command}).to_string();
     std::io::Write::write_all(&mut pith.stdin.take().unwrap(), request.as_bytes()).unwrap();
     let all = || {
@@ -256,14 +262,7 @@ fn scrubbed_escapees_die_with_a_sigkilled_pith_batch() {
     }
     let dir = tempfile::tempdir().unwrap();
     let marks = [marker(), marker(), marker()];
-    let mut pith = Command::new(PITH)
-        .args(["batch", "--sandbox", "off", "--cwd"])
-        .arg(dir.path())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut pith = quiet_pith(&["batch", "--sandbox", "off"], dir.path());
     let mut stdin = pith.stdin.take().unwrap();
     let line = json!({"id": 1, "tool": "bash", "args": {"command": scrubbed_escapees(&marks)}});
     std::io::Write::write_all(&mut stdin, format!("{line}\n").as_bytes()).unwrap();
