@@ -445,7 +445,10 @@ fn batch_grep_and_find_never_list_or_search_outside_while_a_directory_and_a_syml
     let arena = Arena::with_edits("search", Aim::Outside, 0);
     // Deeper trees on both sides, so the walk has directories to descend
     // after listing the swapped one.
-    for (dir, text) in [(arena.inside(), INSIDE_SECRET), (arena.target.clone(), OUTSIDE_SECRET)] {
+    for (dir, text) in [
+        (arena.inside(), INSIDE_SECRET),
+        (arena.target.clone(), OUTSIDE_SECRET),
+    ] {
         std::fs::create_dir_all(dir.join("sub/deeper")).unwrap();
         std::fs::write(dir.join("sub/deeper/nested.txt"), text).unwrap();
     }
@@ -474,7 +477,11 @@ fn batch_grep_and_find_never_list_or_search_outside_while_a_directory_and_a_syml
     }
     assert!(inside_found > 0, "no search found the inside files");
     // The inside directory was seen under both names: the swaps ran during the searches.
-    assert_eq!(through.len(), 2, "the race was not exercised: seen through {through:?}");
+    assert_eq!(
+        through.len(),
+        2,
+        "the race was not exercised: seen through {through:?}"
+    );
 }
 
 #[test]

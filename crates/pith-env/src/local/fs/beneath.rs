@@ -138,8 +138,7 @@ impl Inner {
     /// `walk` from the root `path` is under, as an [`FsError`] on failure.
     fn resolve(&self, path: &Path, mode: Walk) -> Result<Found<'_>, FsError> {
         let (root, relative) = self.locate(path)?;
-        walk(root, &relative, mode, self.guard.as_ref())
-            .map_err(|error| error.into_fs(path))
+        walk(root, &relative, mode, self.guard.as_ref()).map_err(|error| error.into_fs(path))
     }
 
     /// Opens `path` with `flags` (which must not create), following symlinks
@@ -366,7 +365,6 @@ impl Inner {
         Ok(())
     }
 }
-
 
 #[async_trait]
 impl FileSystem for LocalBeneath {

@@ -194,11 +194,8 @@ pub(super) fn open_regular_at(
     let Some(name) = path.file_name() else {
         return Err(FsError::new(FsErrorKind::NotFound, path));
     };
-    let flags = OFlags::RDONLY
-        | OFlags::NOFOLLOW
-        | OFlags::NONBLOCK
-        | OFlags::NOCTTY
-        | OFlags::CLOEXEC;
+    let flags =
+        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
     let error = |errno: rustix::io::Errno| FsError::from_io(io::Error::from(errno), path);
     let fd = rfs::openat(dir, name, flags, Mode::empty()).map_err(error)?;
     let stat = rfs::fstat(&fd).map_err(error)?;
