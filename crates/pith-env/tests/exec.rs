@@ -1,7 +1,7 @@
 //! The exec port with real processes: groups, tree kill, waits that never hang.
 //! Run against LocalEnv here and, included by the pith crate's remote tests,
 //! against a RemoteEnv (`super::port` says which).
-#![expect(clippy::unwrap_used, reason = "test helpers fail loudly")]
+#![allow(clippy::unwrap_used, reason = "test helpers fail loudly")]
 
 use std::ffi::OsString;
 use std::sync::Arc;
