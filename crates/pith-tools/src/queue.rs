@@ -358,6 +358,12 @@ pub(crate) async fn queue_key(fs: &dyn FileSystem, path: &Path) -> Result<PathBu
                     _ => return Ok(path.to_path_buf()),
                 }
             }
+            // A confined view refuses a path outside its roots: so will the
+            // call, with the policy's message naming where it resolves, and
+            // its key serialises nothing real.
+            Err(error) if error.kind == FsErrorKind::OutsideRoots => {
+                return Ok(path.to_path_buf());
+            }
             Err(error) => return Err(error),
         }
     }
