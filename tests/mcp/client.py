@@ -10,7 +10,9 @@ answer the next call). Prints one PASS or FAIL line per check (with the server's
 when one failed); every tool's outputSchema and its structuredContent validated against
 it (jsonschema, which the SDK depends on), a full-output resource link read back, a
 duplicate in-flight request id answered with an error, and an explicit --cwd kept while
-roots are offered. Exits 1 if any check failed.
+roots are offered. Then `pith mcp --remote env --cwd DIR` (the far side on this machine,
+through the same local transport the Rust remote tests use): list, read, edit, bash with
+progress, cancel. Exits 1 if any check failed.
 """
 
 import asyncio
@@ -103,7 +105,7 @@ async def call_each_tool(session, work):
     check("an unknown tool gives an error result", result.is_error and "nope" in text_of(result), text_of(result))
 
 
-async def progress_and_cancel(session, work):
+async def progress_and_cancel(session, work, label=""):
     updates = []
     # Explicit synchronisation instead of sleeps: the command prints its second line only
     # after a progress notification carrying the first reached this client.
@@ -118,12 +120,12 @@ async def progress_and_cancel(session, work):
         "bash", {"command": f"echo 1; until [ -e {go} ]; do sleep 0.01; done; echo 2", "timeout": 60},
         progress_callback=on_progress,
     )
-    check("slow bash finishes", not result.is_error and text_of(result).split() == ["1", "2"],
+    check(label + "slow bash finishes", not result.is_error and text_of(result).split() == ["1", "2"],
           text_of(result))
     counters = [progress for progress, _ in updates]
-    check("progress notifications arrive while bash runs", go.exists() and len(updates) >= 1, updates)
-    check("progress counters increase", counters == sorted(set(counters)), counters)
-    check("progress messages carry the output tail", any(message and "1" in message for _, message in updates),
+    check(label + "progress notifications arrive while bash runs", go.exists() and len(updates) >= 1, updates)
+    check(label + "progress counters increase", counters == sorted(set(counters)), counters)
+    check(label + "progress messages carry the output tail", any(message and "1" in message for _, message in updates),
           updates)
 
     # A marker unique to this run: no other process (an earlier run, a parallel one) matches it.
@@ -141,19 +143,19 @@ async def progress_and_cancel(session, work):
         group.start_soon(sleeping_call)
         # Explicit synchronisation: cancel only once the sleep runs.
         started = await wait_for(lambda: process_alive(marker), 30)
-        check("the sleep started before the cancel", started, marker)
+        check(label + "the sleep started before the cancel", started, marker)
         # Cancelling the caller makes the SDK send notifications/cancelled for the request.
         group.cancel_scope.cancel()
     error = outcome.get("error")
-    check("the cancelled call ends in cancellation, with no result",
+    check(label + "the cancelled call ends in cancellation, with no result",
           "result" not in outcome and isinstance(error, anyio.get_cancelled_exc_class()), outcome)
     # Mutation that makes this fail: pith-mcp ignoring notifications/cancelled (not
     # cancelling the call's token) leaves the sleep running for 1000 s.
     gone = await wait_for(lambda: not process_alive(marker), 20)
-    check("the cancelled sleep's process is gone", gone, marker)
+    check(label + "the cancelled sleep's process is gone", gone, marker)
 
     result = await session.call_tool("bash", {"command": "echo still-serving"})
-    check("the server still answers after the cancel",
+    check(label + "the server still answers after the cancel",
           not result.is_error and text_of(result).strip() == "still-serving", text_of(result))
 
 
@@ -277,6 +279,33 @@ async def cwd_kept_with_roots(pith, work, elsewhere, errlog):
             check("the offered root is still writable", not result.is_error, text_of(result))
 
 
+async def remote_session(pith, far, errlog):
+    """`pith mcp --remote env`: the tools run in a far `pith serve`, reached through `env`."""
+    (far / "hello.txt").write_text("hello far\n")
+    params = StdioServerParameters(
+        command=pith,
+        args=["mcp", "--remote", "env", "--remote-pith", pith, "--cwd", str(far)],
+        env=dict(os.environ),
+    )
+    async with stdio_client(params, errlog=errlog) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            names = [tool.name for tool in (await session.list_tools()).tools]
+            check("remote: tools/list gives the seven tools", names == SEVEN, names)
+            result = await session.call_tool("read", {"path": "hello.txt"})
+            check("remote: read returns the far file", not result.is_error and "hello far" in text_of(result),
+                  text_of(result))
+            result = await session.call_tool(
+                "edit", {"path": "hello.txt", "edits": [{"oldText": "far", "newText": "there"}]}
+            )
+            check("remote: edit changes the far file",
+                  not result.is_error and (far / "hello.txt").read_text() == "hello there\n", text_of(result))
+            result = await session.call_tool("bash", {"command": "pwd"})
+            check("remote: bash runs in the far --cwd", text_of(result).strip() == str(far), text_of(result))
+            # Progress, cancel (the far sleep must be gone) and still serving, as locally.
+            await progress_and_cancel(session, far, "remote: ")
+
+
 async def main(pith):
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp, "workspace").resolve()
@@ -313,6 +342,9 @@ async def main(pith):
                     await resource_link_read_back(session)
             await duplicate_request_id(pith, elsewhere)
             await cwd_kept_with_roots(pith, work, elsewhere, errlog)
+            far = Path(tmp, "far").resolve()
+            far.mkdir()
+            await remote_session(pith, far, errlog)
         if failures:
             print("--- server stderr ---")
             print(Path(tmp, "server-stderr.log").read_text())

@@ -3,7 +3,9 @@
 //! The key of a path is the realpath of its nearest existing ancestor plus the
 //! components below it, so symlink aliases share a queue, and so do new files
 //! created through a symlinked directory (Pi #9389, where the key fell back to
-//! the unresolved path). Each key has a fair (FIFO) async mutex. A guard
+//! the unresolved path). The tools compute it through the same view they then
+//! write or read through (confined beneath the roots by handles when the
+//! workspace is), so the key names the file that view resolves to. Each key has a fair (FIFO) async mutex. A guard
 //! is released when dropped, on success, error or cancellation alike; map
 //! entries are removed when no call holds or waits for them.
 //!
@@ -355,6 +357,12 @@ pub(crate) async fn queue_key(fs: &dyn FileSystem, path: &Path) -> Result<PathBu
                     }
                     _ => return Ok(path.to_path_buf()),
                 }
+            }
+            // A confined view refuses a path outside its roots: so will the
+            // call, with the policy's message naming where it resolves, and
+            // its key serialises nothing real.
+            Err(error) if error.kind == FsErrorKind::OutsideRoots => {
+                return Ok(path.to_path_buf());
             }
             Err(error) => return Err(error),
         }

@@ -155,7 +155,7 @@ impl Tool for EditTool {
         };
         match exclusive(
             &context.queue,
-            &context.env.fs,
+            &fs,
             &path,
             context.ticket(),
             &cancel,

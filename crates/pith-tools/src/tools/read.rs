@@ -127,7 +127,7 @@ async fn read(
     // edit of the file that arrived before it, and none that arrived after.
     let _turn = context
         .queue
-        .lock_in_turn(&*context.env.fs, &path, context.ticket())
+        .lock_in_turn(fs, &path, context.ticket())
         .await
         .map_err(|error| ToolError::new(describe_fs_error(&error)))?;
     let metadata = match fs.metadata(&path).await {

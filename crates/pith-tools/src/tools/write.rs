@@ -99,7 +99,7 @@ impl Tool for WriteTool {
         };
         match exclusive(
             &context.queue,
-            &context.env.fs,
+            &fs,
             &path,
             context.ticket(),
             &cancel,

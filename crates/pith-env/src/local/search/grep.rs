@@ -58,7 +58,7 @@ use grep::regex::{RegexMatcher, RegexMatcherBuilder};
 use grep::searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
 
 use super::glob::PathGlob;
-use super::walk::{OrderedWalk, Select};
+use super::walk::{Entry, OrderedWalk, Select};
 use super::{RootKind, Stop, relative_display, root_kind};
 use crate::{GrepLine, GrepOutput, GrepRequest, SearchError};
 
@@ -464,14 +464,14 @@ impl Engine<'_> {
         // Each worker its own matcher, as ripgrep does: no shared cache pool.
         let matcher = self.matcher.clone();
         let mut searched: Option<Found> = None;
-        while let Some((index, path)) = self.hand_in_and_claim(searched.take()) {
-            let outcome = match super::open_regular(&path) {
+        while let Some((index, entry)) = self.hand_in_and_claim(searched.take()) {
+            let outcome = match super::open_regular_at(&entry.dir, &entry.path) {
                 Ok(file) => self.search(index, &file, &mut searcher, &matcher),
                 // Unreadable files are skipped, as ripgrep does (it warns), and
                 // so is a special file swapped in since the walk listed it.
                 Err(_) => FileOutcome::default(),
             };
-            searched = Some((index, path, outcome));
+            searched = Some((index, entry.path, outcome));
         }
     }
 
@@ -503,7 +503,7 @@ impl Engine<'_> {
     /// Takes the next file from the walk, hands in the last searched one,
     /// then waits until the new one is inside the window; `None` when the
     /// search is over.
-    fn hand_in_and_claim(&self, searched: Option<Found>) -> Option<(usize, PathBuf)> {
+    fn hand_in_and_claim(&self, searched: Option<Found>) -> Option<(usize, Entry)> {
         let claimed = if self.finished(0) {
             None
         } else {
@@ -519,7 +519,7 @@ impl Engine<'_> {
                 return None;
             }
             if index < state.consumed + self.window {
-                return Some((index, entry.path));
+                return Some((index, entry));
             }
             state.waiting += 1;
             state = self
