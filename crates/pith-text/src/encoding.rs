@@ -143,14 +143,14 @@ pub enum NotText {
 impl fmt::Display for NotText {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            NotText::Binary { offset } => write!(f, "It is binary (NUL byte at offset {offset})"),
+            NotText::Binary { offset } => write!(f, "It has a NUL byte at offset {offset}"),
             NotText::Malformed { encoding } => write!(
                 f,
                 "It starts with a {encoding} byte-order mark but is not valid {encoding}"
             ),
             NotText::Unsure { offset, reason } => write!(
                 f,
-                "It is not valid UTF-8 (invalid byte at offset {offset}) and its encoding cannot be told with confidence: {reason}"
+                "It is not valid UTF-8 text (invalid byte at offset {offset}), and its encoding cannot be told with confidence ({reason})"
             ),
             NotText::NoRoundTrip { encoding, offset } => write!(
                 f,
@@ -276,7 +276,9 @@ fn utf8_census(bytes: &[u8]) -> (usize, usize) {
             Err(error) => {
                 valid += count_multibyte(&rest[..error.valid_up_to()]);
                 invalid += 1;
-                let skip = error.error_len().unwrap_or(rest.len() - error.valid_up_to());
+                let skip = error
+                    .error_len()
+                    .unwrap_or(rest.len() - error.valid_up_to());
                 rest = &rest[error.valid_up_to() + skip.max(1)..];
             }
         }
@@ -347,8 +349,11 @@ fn encode_legacy(text: &str, encoding: &'static Encoding) -> Result<Vec<u8>, usi
         if out.capacity() - out.len() < 16 {
             out.reserve(text.len() - read_total + 16);
         }
-        let (result, read) =
-            encoder.encode_from_utf8_to_vec_without_replacement(&text[read_total..], &mut out, true);
+        let (result, read) = encoder.encode_from_utf8_to_vec_without_replacement(
+            &text[read_total..],
+            &mut out,
+            true,
+        );
         read_total += read;
         match result {
             EncoderResult::InputEmpty => return Ok(out),

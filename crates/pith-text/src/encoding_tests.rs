@@ -5,7 +5,8 @@ fn bytes_in(label: &str, text: &str) -> Vec<u8> {
     encode(text, encoding).unwrap()
 }
 
-const JAPANESE: &str = "日本語のテキストです。\r\n二行目はここにあります。\r\n最後の行も日本語で書かれています。\r\n";
+const JAPANESE: &str =
+    "日本語のテキストです。\r\n二行目はここにあります。\r\n最後の行も日本語で書かれています。\r\n";
 
 #[test]
 fn shift_jis_is_guessed_and_edited_byte_for_byte() {
@@ -45,8 +46,13 @@ fn unrepresentable_characters_are_named_with_their_place() {
     );
     let original = bytes_in("latin1", "café\nthé\n");
     let decoded = decode(&original).unwrap();
-    let error = encode_edited(&original, &decoded.text, "café\nthé\n日\n", decoded.encoding)
-        .unwrap_err();
+    let error = encode_edited(
+        &original,
+        &decoded.text,
+        "café\nthé\n日\n",
+        decoded.encoding,
+    )
+    .unwrap_err();
     assert!(matches!(error, EncodeError::Unrepresentable(u) if u.line == 3 && u.column == 1));
 }
 
@@ -55,15 +61,24 @@ fn mostly_utf8_with_a_broken_byte_is_not_guessed() {
     let mut bytes = "naïve café résumé\n".as_bytes().to_vec();
     bytes.push(0xFF);
     let error = decode(&bytes).unwrap_err();
-    assert!(matches!(error, NotText::Unsure { offset: 22, .. }), "{error:?}");
+    assert!(
+        matches!(error, NotText::Unsure { offset: 22, .. }),
+        "{error:?}"
+    );
     assert!(error.to_string().contains("looks like UTF-8"), "{error}");
 }
 
 #[test]
 fn control_bytes_are_not_text_and_nul_is_binary() {
-    assert!(matches!(decode(b"ab\x81\x02\x03\xfe"), Err(NotText::Unsure { .. })));
+    assert!(matches!(
+        decode(b"ab\x81\x02\x03\xfe"),
+        Err(NotText::Unsure { .. })
+    ));
     assert_eq!(decode(b"a\xff\x00b"), Err(NotText::Binary { offset: 2 }));
-    assert!(matches!(decode(b"\xFF\xFEa"), Err(NotText::Malformed { .. })));
+    assert!(matches!(
+        decode(b"\xFF\xFEa"),
+        Err(NotText::Malformed { .. })
+    ));
 }
 
 #[test]
@@ -71,7 +86,10 @@ fn utf8_is_borrowed_with_its_bom() {
     let decoded = decode("\u{FEFF}x\n".as_bytes()).unwrap();
     assert!(matches!(decoded.text, Cow::Borrowed(_)));
     assert!(decoded.encoding.has_bom() && decoded.encoding.is_utf8());
-    assert_eq!(encode(&decoded.text, decoded.encoding).unwrap(), "\u{FEFF}x\n".as_bytes());
+    assert_eq!(
+        encode(&decoded.text, decoded.encoding).unwrap(),
+        "\u{FEFF}x\n".as_bytes()
+    );
     let bom = TextEncoding::from_label("utf-8-bom").unwrap();
     assert_eq!(encode("x", bom).unwrap(), b"\xEF\xBB\xBFx");
     assert!(TextEncoding::from_label("iso-2022-jp").is_none());
@@ -86,8 +104,14 @@ fn changed_lines_name_the_runs_that_differ() {
     assert_eq!(
         changes,
         vec![
-            ChangedLines { old: 1..2, new: 1..2 },
-            ChangedLines { old: 3..4, new: 3..5 },
+            ChangedLines {
+                old: 1..2,
+                new: 1..2
+            },
+            ChangedLines {
+                old: 3..4,
+                new: 3..5
+            },
         ]
     );
     let mut chunked = LineHasher::new();
