@@ -18,7 +18,8 @@ use std::ops::Range;
 
 use chardetng::{EncodingDetector, Iso2022JpDetection, Utf8Detection};
 use encoding_rs::{
-    EncoderResult, Encoding, ISO_2022_JP, REPLACEMENT, UTF_8, UTF_16BE, UTF_16LE, X_USER_DEFINED,
+    EncoderResult, Encoding, GB18030, GBK, ISO_2022_JP, REPLACEMENT, UTF_8, UTF_16BE, UTF_16LE,
+    X_USER_DEFINED,
 };
 use similar::{Algorithm, DiffOp, capture_diff_slices};
 
@@ -239,7 +240,18 @@ pub fn decode(bytes: &[u8]) -> Result<DecodedText<'_>, NotText> {
             u32::from(control)
         )));
     }
-    let encoded = encode_legacy(&text, encoding).map_err(|_| NotText::NoRoundTrip {
+    let mut encoding = encoding;
+    let mut encoded = encode_legacy(&text, encoding);
+    if encoding == GBK && encoded.as_deref().ok() != Some(bytes) {
+        // chardetng names GBK for GB18030 too; the decoders are the same, the encoders
+        // differ (four-byte sequences, the euro sign), so the bytes decide.
+        let wider = encode_legacy(&text, GB18030);
+        if wider.as_deref().ok() == Some(bytes) {
+            encoding = GB18030;
+            encoded = wider;
+        }
+    }
+    let encoded = encoded.map_err(|_| NotText::NoRoundTrip {
         encoding: encoding.name(),
         offset: 0,
     })?;

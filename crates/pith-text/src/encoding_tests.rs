@@ -120,3 +120,18 @@ fn changed_lines_name_the_runs_that_differ() {
     }
     assert_eq!(chunked.finish().unwrap(), old);
 }
+
+#[test]
+fn gb18030_four_byte_sequences_are_kept() {
+    let text = "这是一个简体中文的文本文件，里面有表情😀。\n第二行包含一些常用的汉字。\n我们在北京学习编程和数学。\n";
+    let original = bytes_in("gb18030", text);
+    let decoded = decode(&original).unwrap();
+    assert_eq!(decoded.encoding.name(), "gb18030");
+    assert_eq!(decoded.text, text);
+    let gbk = bytes_in(
+        "gbk",
+        "我们在北京学习编程和数学，价格是五€。\n今天的天气非常好，阳光明媚。\n",
+    );
+    assert_eq!(gbk.iter().filter(|&&b| b == 0x80).count(), 1);
+    assert_eq!(decode(&gbk).unwrap().encoding.name(), "GBK");
+}
