@@ -294,3 +294,42 @@ open(os.path.join(d, "be.txt"), "wb").write("\ufeffnothing\nanother needle 日�
     assert!(found.contains("be.txt:2: another needle 日本"), "{found}");
     assert!(found.contains("le.txt:2: the needle is here ✓"), "{found}");
 }
+
+#[test]
+fn the_loose_rungs_match_in_decoded_text_and_keep_the_other_bytes() {
+    let dir = Dir::new();
+    let script = r#"
+import sys, os
+d = sys.argv[1]
+text = "def salut():\r\n    print(“Ça va?”)   \r\n    return 'déjà'\r\n\r\nfin = “oui”\r\n"
+edited = text.replace("print(“Ça va?”)", "print(“Ça va bien?”)").replace("    return 'déjà'", "    return 'été'")
+open(os.path.join(d, "quotes.txt"), "wb").write(text.encode("cp1252"))
+open(os.path.join(d, "expected.txt"), "wb").write(edited.encode("cp1252"))
+"#;
+    if python(
+        "the_loose_rungs_match_in_decoded_text_and_keep_the_other_bytes",
+        script,
+        &[dir.cwd()],
+    )
+    .is_none()
+    {
+        return;
+    }
+    let results = dir.batch(&[
+        json!({"tool": "edit", "args": {"path": "quotes.txt", "edits": [
+            // Straight quotes for the file's curly ones: the normalised rung.
+            {"oldText": "print(\"Ça va?\")", "newText": "print(“Ça va bien?”)"},
+            // A tab for the file's four spaces: the whitespace rung.
+            {"oldText": "\treturn 'déjà'", "newText": "\treturn 'été'"},
+        ]}}),
+    ]);
+    assert_eq!(results[0]["isError"], false, "{}", results[0]);
+    let tiers: Vec<&str> = results[0]["details"]["matches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["tier"].as_str().unwrap())
+        .collect();
+    assert_eq!(tiers, ["normalized", "whitespace"]);
+    assert_eq!(dir.read("quotes.txt"), dir.read("expected.txt"));
+}
