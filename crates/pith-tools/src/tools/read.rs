@@ -219,13 +219,7 @@ async fn read_decoded(
     cancel: &CancellationToken,
 ) -> Result<ToolResult, ToolError> {
     let fs = &**context.read_fs_for(path);
-    let bytes = fs
-        .read(path)
-        .await
-        .map_err(|error| ToolError::new(describe_fs_error(&error)))?;
-    if cancel.is_cancelled() {
-        return Err(ToolError::new(ABORTED));
-    }
+    let bytes = read_whole(fs, path, cancel).await?;
     let len = bytes.len() as u64;
     let fingerprint = match fs
         .metadata(path)
@@ -281,6 +275,22 @@ async fn read_decoded(
         Some(details) => result.with_details(details),
         None => result,
     })
+}
+
+/// The whole file, unless the call was cancelled meanwhile.
+async fn read_whole(
+    fs: &dyn pith_env::FileSystem,
+    path: &Path,
+    cancel: &CancellationToken,
+) -> Result<Vec<u8>, ToolError> {
+    let bytes = fs
+        .read(path)
+        .await
+        .map_err(|error| ToolError::new(describe_fs_error(&error)))?;
+    if cancel.is_cancelled() {
+        return Err(ToolError::new(ABORTED));
+    }
+    Ok(bytes)
 }
 
 /// The attached image's type (it may have been converted), else the file's.
@@ -463,13 +473,7 @@ async fn read_image(
         )));
     }
     let fs = &**context.read_fs_for(path);
-    let bytes = fs
-        .read(path)
-        .await
-        .map_err(|error| ToolError::new(describe_fs_error(&error)))?;
-    if cancel.is_cancelled() {
-        return Err(ToolError::new(ABORTED));
-    }
+    let bytes = read_whole(fs, path, cancel).await?;
     let seen = Fingerprint::of(&bytes);
     let auto_resize = context.config.read.auto_resize_images;
     let attachment = tokio::task::spawn_blocking(move || image::attach(&bytes, kind, auto_resize))
