@@ -18,6 +18,11 @@
 //!   it belongs at in the file (kept lines byte for byte, changed lines at the depth of the
 //!   line they replace, inserted lines where their neighbours agree), and an edit whose
 //!   depths cannot be told is refused rather than written with a broken structure.
+//! - **Encodings** ([`decode`] → [`DecodedText`] or [`NotText`], [`encode`],
+//!   [`encode_edited`]): BOM → UTF-8 → a confident `chardetng` guess that round-trips;
+//!   edited text re-encoded with every unchanged line's bytes copied from the original;
+//!   characters an encoding lacks named as [`Unrepresentable`]. [`LineHasher`] and
+//!   [`changed_lines`] say which lines of a file changed (the staleness check).
 //! - **Diffs** ([`display_diff`] → [`DisplayDiff`], [`unified_patch`]): a numbered diff for
 //!   display and a unified patch that `patch` and `git apply` accept.
 //!
