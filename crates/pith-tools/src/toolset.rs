@@ -27,6 +27,10 @@ pub struct ToolConfig {
     pub workspace: Option<WorkspacePolicy>,
     /// The OS sandbox bash commands run in.
     pub sandbox: SandboxPolicy,
+    /// The staleness check (default on): `edit`, and `write` over an existing file,
+    /// refuse a file the session has seen whose content changed since, naming the
+    /// changed lines. Files the session never saw are not checked.
+    pub stale_check: bool,
 }
 
 impl Default for ToolConfig {
@@ -38,6 +42,7 @@ impl Default for ToolConfig {
             hooks: Hooks::default(),
             workspace: None,
             sandbox: SandboxPolicy::off(),
+            stale_check: true,
         }
     }
 }
@@ -151,6 +156,12 @@ impl ToolSetBuilder {
     /// What `write` does with an existing file the session has not read.
     pub fn overwrite_policy(mut self, policy: OverwritePolicy) -> ToolSetBuilder {
         self.config.overwrite_policy = policy;
+        self
+    }
+
+    /// Turns the staleness check on or off (see [`ToolConfig::stale_check`]).
+    pub fn stale_check(mut self, on: bool) -> ToolSetBuilder {
+        self.config.stale_check = on;
         self
     }
 

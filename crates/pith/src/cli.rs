@@ -189,6 +189,11 @@ pub(crate) struct WorkspaceArgs {
     /// by default; `call` and `batch` always keep theirs).
     #[arg(long)]
     pub(crate) keep_output: bool,
+
+    /// Let edit and write change a file that changed since this session read it (by
+    /// default they refuse and name the changed lines; files never read are not checked).
+    #[arg(long)]
+    pub(crate) no_stale_check: bool,
 }
 
 /// The safety flags: workspace roots, protected paths and the OS sandbox for bash.

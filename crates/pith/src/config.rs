@@ -63,6 +63,8 @@ pub(crate) struct Workspace {
     pub(crate) safety: Safety,
     /// `--keep-output`: a long-lived session keeps its bash full-output files.
     pub(crate) keep_output: bool,
+    /// Not `--no-stale-check`: edit and write refuse a file that changed since it was read.
+    pub(crate) stale_check: bool,
     /// `--remote`: where the tools run instead of here. Until connected, `cwd`
     /// and `safety` are placeholders: the far side resolves them.
     pub(crate) remote: Option<pith_env::remote::RemoteOptions>,
@@ -104,6 +106,7 @@ impl Workspace {
         let mut config = ToolConfig::default();
         config.overwrite_policy = policy;
         config.bash.keep_output = keep_output || self.keep_output;
+        config.stale_check = self.stale_check;
         config.workspace = self.safety.workspace.clone();
         config.sandbox = self.safety.sandbox.clone();
         ToolSet::builder(env.clone())
@@ -296,6 +299,7 @@ fn workspace(
         tools: selection(args.selection.tools.as_deref())?,
         safety,
         keep_output: args.keep_output,
+        stale_check: !args.no_stale_check,
         remote: None,
     })
 }

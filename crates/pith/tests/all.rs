@@ -9,6 +9,7 @@ mod bash_files;
 mod bounds;
 mod cli;
 mod containment;
+mod encodings;
 mod file_tools;
 mod file_tools_stress;
 mod mcp;
@@ -19,6 +20,7 @@ mod remote;
 mod safety;
 mod sandbox_escapes;
 mod special_files;
+mod stale;
 #[allow(dead_code, reason = "huge_files uses the rest of the shared helpers")]
 mod support;
 mod watchdog;
