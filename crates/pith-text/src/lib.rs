@@ -18,6 +18,9 @@
 //!   it belongs at in the file (kept lines byte for byte, changed lines at the depth of the
 //!   line they replace, inserted lines where their neighbours agree), and an edit whose
 //!   depths cannot be told is refused rather than written with a broken structure.
+//! - **Patches** ([`parse_patch`] → [`Patch`], [`apply_hunks`] → [`PatchedFile`]): the
+//!   `*** Begin Patch` envelope GPT-family models write, parsed with errors naming the line,
+//!   and one file's hunks applied through the same ladder as edits.
 //! - **Diffs** ([`display_diff`] → [`DisplayDiff`], [`unified_patch`]): a numbered diff for
 //!   display and a unified patch that `patch` and `git apply` accept.
 //!
@@ -77,6 +80,7 @@ mod lines;
 mod middle;
 mod names;
 mod normalize;
+mod patch;
 mod search;
 mod style;
 mod truncate;
@@ -87,6 +91,10 @@ pub use edit::{Edit, EditMatch, EditOutcome, MatchTier, apply_edits, apply_edits
 pub use error::{ClosestFragment, EditError};
 pub use names::similar_names;
 pub use normalize::{Normalized, normalize_for_fuzzy};
+pub use patch::{
+    FileChange, FilePatch, Hunk, HunkError, HunkLine, HunkMatch, Patch, PatchError, PatchedFile,
+    apply_hunks, parse_patch,
+};
 pub use truncate::{
     DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, MAX_LINE_CHARS, TruncatedBy, Truncation,
     TruncationLimits, clip_line, count_lines, format_size, truncate_head, truncate_tail,
