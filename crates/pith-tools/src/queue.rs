@@ -252,6 +252,53 @@ impl MutationQueue {
         Ok(MutationGuard { _lock: lock, claim })
     }
 
+    /// Waits for the turns of every path in `paths` (absolute) at once, entering
+    /// all their queues in `ticket`'s place, in one fixed order (sorted keys).
+    ///
+    /// Calls enter every queue they need while holding their place in arrival
+    /// order, so a call is behind another in one queue only if it is behind it in
+    /// all of them: two multi-file calls on overlapping files cannot deadlock.
+    ///
+    /// # Errors
+    ///
+    /// As [`MutationQueue::lock`], for any of the paths.
+    pub async fn lock_all_in_turn(
+        &self,
+        fs: &dyn FileSystem,
+        paths: &[PathBuf],
+        ticket: Ticket,
+    ) -> Result<Vec<MutationGuard>, FsError> {
+        let mut keys = Vec::with_capacity(paths.len());
+        for path in paths {
+            keys.push(queue_key(fs, path).await?);
+        }
+        keys.sort();
+        keys.dedup();
+        self.turnstile.wait_turn(ticket.inner.number).await;
+        let mut waiting = Vec::with_capacity(keys.len());
+        for key in keys {
+            let (lock, claim) = self.claim(key);
+            let mut acquire = Box::pin(lock.lock_owned());
+            // Enqueued in every FIFO before the turn passes on (see `lock_in_turn`).
+            let ready = poll_fn(|cx| match acquire.as_mut().poll(cx) {
+                Poll::Ready(guard) => Poll::Ready(Some(guard)),
+                Poll::Pending => Poll::Ready(None),
+            })
+            .await;
+            waiting.push((ready, acquire, claim));
+        }
+        ticket.finish();
+        let mut guards = Vec::with_capacity(waiting.len());
+        for (ready, acquire, claim) in waiting {
+            let lock = match ready {
+                Some(guard) => guard,
+                None => acquire.await,
+            };
+            guards.push(MutationGuard { _lock: lock, claim });
+        }
+        Ok(guards)
+    }
+
     fn claim(&self, key: PathBuf) -> (Arc<Mutex<()>>, Claim) {
         let mut slots = self.slots.lock().unwrap_or_else(PoisonError::into_inner);
         let slot = slots.entry(key.clone()).or_insert_with(|| Slot {
@@ -325,6 +372,37 @@ where
             .map_err(ExclusiveError::Lock)?;
         let output = work(token).await;
         drop(guard);
+        Ok(output)
+    });
+    let result = task.await.unwrap_or(Err(ExclusiveError::Panicked));
+    on_drop.disarm();
+    result
+}
+
+/// [`exclusive`] for several files: runs `work` holding the turns of all of
+/// `paths` (taken by [`MutationQueue::lock_all_in_turn`]), on a task of its own.
+pub(crate) async fn exclusive_all<T, Fut>(
+    queue: &Arc<MutationQueue>,
+    fs: &Arc<dyn FileSystem>,
+    paths: Vec<PathBuf>,
+    ticket: Ticket,
+    cancel: &CancellationToken,
+    work: impl FnOnce(CancellationToken) -> Fut + Send + 'static,
+) -> Result<T, ExclusiveError>
+where
+    T: Send + 'static,
+    Fut: Future<Output = T> + Send + 'static,
+{
+    let token = cancel.child_token();
+    let on_drop = token.clone().drop_guard();
+    let (queue, fs) = (queue.clone(), fs.clone());
+    let task = tokio::spawn(async move {
+        let guards = queue
+            .lock_all_in_turn(&*fs, &paths, ticket)
+            .await
+            .map_err(ExclusiveError::Lock)?;
+        let output = work(token).await;
+        drop(guards);
         Ok(output)
     });
     let result = task.await.unwrap_or(Err(ExclusiveError::Panicked));

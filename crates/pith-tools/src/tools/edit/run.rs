@@ -10,6 +10,7 @@ use pith_text::{
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
+use crate::journal::{self, Before, CallTag};
 use crate::paths::{describe_fs_error, not_found_hint};
 use crate::session::Fingerprint;
 use serde_json::Value;
@@ -63,8 +64,14 @@ impl EditJob {
         aborted()?;
         let len = self.check_file(fs).await?;
         if len > super::large::IN_MEMORY_MAX_BYTES {
-            // Streamed, exact matches only: the file is never held in memory.
-            let (result, _) = super::large::edit(fs, &self.path, raw, len, &self.edits).await?;
+            // Streamed, exact matches only: the file is never held in memory,
+            // and so it is not journaled (it is over the journal's per-file cap).
+            let (mut result, _) = super::large::edit(fs, &self.path, raw, len, &self.edits).await?;
+            if self.context.config.journal.is_some() {
+                result.content.push(crate::Content::text(format!(
+                    "Note: {raw} is not undoable: it is over the journal's per-file cap ({len} bytes)."
+                )));
+            }
             if let Ok(metadata) = fs.metadata(&self.path).await
                 && let Some(stamp) = Fingerprint::stamp(&metadata)
             {
@@ -87,6 +94,16 @@ impl EditJob {
             .map_err(|error| ToolError::new(error.render(raw, self.edits.len())))?;
         // Last check: once the atomic write starts it completes.
         aborted()?;
+        let tag = CallTag::new("edit", &self.context.group);
+        let note = journal::record_change(
+            &self.context,
+            &tag,
+            0,
+            &self.path,
+            Before::Content(&bytes),
+            Some(outcome.file_text.as_bytes()),
+        )
+        .await;
         fs.write_atomic(&self.path, outcome.file_text.as_bytes())
             .await
             .map_err(|error| self.failure(&error))?;
@@ -110,6 +127,10 @@ impl EditJob {
             text.push_str(&note);
         }
         if let Some(note) = fuzzy_note(&outcome.matches) {
+            text.push('\n');
+            text.push_str(&note);
+        }
+        if let Some(note) = note {
             text.push('\n');
             text.push_str(&note);
         }
