@@ -74,6 +74,7 @@
 mod closest;
 mod diff;
 mod edit;
+mod encoding;
 mod error;
 mod indent;
 mod lines;
@@ -88,6 +89,10 @@ mod whitespace;
 
 pub use diff::{DisplayDiff, display_diff, unified_patch};
 pub use edit::{Edit, EditMatch, EditOutcome, MatchTier, apply_edits, apply_edits_replacing_all};
+pub use encoding::{
+    ChangedLines, DecodedText, EncodeError, LineHasher, MAX_HASHED_LINES, NotText, TextEncoding,
+    Unrepresentable, changed_lines, check_representable, decode, encode, encode_edited,
+};
 pub use error::{ClosestFragment, EditError};
 pub use names::similar_names;
 pub use normalize::{Normalized, normalize_for_fuzzy};

@@ -34,6 +34,8 @@ mod paths;
 mod policy;
 mod queue;
 mod session;
+mod stale;
+mod textfile;
 mod tool;
 mod tools;
 mod toolset;

@@ -117,10 +117,19 @@ fn new_session_id() -> String {
     format!("{:016x}", hasher.finish())
 }
 
+/// What a session remembers of one file: the fingerprint of its bytes and, when it was
+/// text of at most [`pith_text::MAX_HASHED_LINES`] lines, one hash per line of its text
+/// (to say which lines changed since, see [`crate::stale`]).
+#[derive(Clone, Debug)]
+pub(crate) struct Seen {
+    pub(crate) fingerprint: Fingerprint,
+    pub(crate) lines: Option<Arc<[u64]>>,
+}
+
 struct SessionInner {
     toolset: ToolSet,
-    /// Real path → fingerprint of the content last read or written by this session.
-    seen: Mutex<HashMap<PathBuf, Fingerprint>>,
+    /// Real path → what this session last read or wrote there.
+    seen: Mutex<HashMap<PathBuf, Seen>>,
     /// A random id (16 hex digits), given to commands as `PITH_SESSION_ID`.
     id: String,
     /// The bash full-output files this session created.
@@ -176,14 +185,48 @@ impl Session {
         path: &Path,
         fingerprint: Fingerprint,
     ) {
+        self.record_seen_lines(fs, path, fingerprint, None).await;
+    }
+
+    /// [`Session::record_seen`] with the hashes of the text's lines
+    /// ([`pith_text::LineHasher`], BOM not included).
+    pub(crate) async fn record_seen_lines(
+        &self,
+        fs: &dyn FileSystem,
+        path: &Path,
+        fingerprint: Fingerprint,
+        lines: Option<Vec<u64>>,
+    ) {
         if let Ok(real) = fs.canonicalize(path).await {
-            self.seen_map().insert(real, fingerprint);
+            let seen = Seen {
+                fingerprint,
+                lines: lines.map(Arc::from),
+            };
+            self.seen_map().insert(real, seen);
         }
     }
 
-    /// Records what this session just wrote to `path`.
-    pub(crate) async fn record_written(&self, fs: &dyn FileSystem, path: &Path, bytes: &[u8]) {
-        let fingerprint = if bytes.len() as u64 > HASHED_MAX_BYTES {
+    /// Records what this session just wrote to `path`: `bytes`, whose text is `text`.
+    pub(crate) async fn record_written_text(
+        &self,
+        fs: &dyn FileSystem,
+        path: &Path,
+        bytes: &[u8],
+        text: &str,
+    ) {
+        let fingerprint = self.written_fingerprint(fs, path, bytes).await;
+        let text = text.strip_prefix('\u{FEFF}').unwrap_or(text);
+        self.record_seen_lines(fs, path, fingerprint, pith_text::LineHasher::of(text))
+            .await;
+    }
+
+    async fn written_fingerprint(
+        &self,
+        fs: &dyn FileSystem,
+        path: &Path,
+        bytes: &[u8],
+    ) -> Fingerprint {
+        if bytes.len() as u64 > HASHED_MAX_BYTES {
             match fs
                 .metadata(path)
                 .await
@@ -195,8 +238,7 @@ impl Session {
             }
         } else {
             Fingerprint::of(bytes)
-        };
-        self.record_seen(fs, path, fingerprint).await;
+        }
     }
 
     /// Records a full-output file one of this session's commands created: it may
@@ -222,7 +264,12 @@ impl Session {
 
     /// What this session last saw at the real path `real`, if anything.
     pub(crate) fn seen(&self, real: &Path) -> Option<Fingerprint> {
-        self.seen_map().get(real).copied()
+        self.seen_map().get(real).map(|seen| seen.fingerprint)
+    }
+
+    /// [`Session::seen`] with the line hashes, if they were kept.
+    pub(crate) fn seen_entry(&self, real: &Path) -> Option<Seen> {
+        self.seen_map().get(real).cloned()
     }
 
     /// Whether this session has read, edited or written the file at `path`
@@ -234,7 +281,7 @@ impl Session {
         }
     }
 
-    fn seen_map(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, Fingerprint>> {
+    fn seen_map(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, Seen>> {
         self.inner
             .seen
             .lock()

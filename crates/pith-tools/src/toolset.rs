@@ -29,6 +29,10 @@ pub struct ToolConfig {
     pub sandbox: SandboxPolicy,
     /// The undo journal write, edit and apply_patch record into (off when `None`).
     pub journal: Option<Arc<Journal>>,
+    /// The staleness check (default on): `edit`, and `write` over an existing file,
+    /// refuse a file the session has seen whose content changed since, naming the
+    /// changed lines. Files the session never saw are not checked.
+    pub stale_check: bool,
 }
 
 impl Default for ToolConfig {
@@ -41,6 +45,7 @@ impl Default for ToolConfig {
             workspace: None,
             sandbox: SandboxPolicy::off(),
             journal: None,
+            stale_check: true,
         }
     }
 }
@@ -154,6 +159,12 @@ impl ToolSetBuilder {
     /// What `write` does with an existing file the session has not read.
     pub fn overwrite_policy(mut self, policy: OverwritePolicy) -> ToolSetBuilder {
         self.config.overwrite_policy = policy;
+        self
+    }
+
+    /// Turns the staleness check on or off (see [`ToolConfig::stale_check`]).
+    pub fn stale_check(mut self, on: bool) -> ToolSetBuilder {
+        self.config.stale_check = on;
         self
     }
 

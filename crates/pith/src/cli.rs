@@ -242,6 +242,10 @@ pub(crate) struct WorkspaceArgs {
     /// Do not journal write, edit and apply_patch changes (they cannot be undone).
     #[arg(long)]
     pub(crate) no_journal: bool,
+    /// Let edit and write change a file that changed since this session read it (by
+    /// default they refuse and name the changed lines; files never read are not checked).
+    #[arg(long)]
+    pub(crate) no_stale_check: bool,
 }
 
 /// The safety flags: workspace roots, protected paths and the OS sandbox for bash.

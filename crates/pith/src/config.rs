@@ -89,6 +89,8 @@ pub(crate) struct Workspace {
     pub(crate) keep_output: bool,
     /// Journal write, edit and apply_patch (not `--no-journal`).
     pub(crate) journal: bool,
+    /// Not `--no-stale-check`: edit and write refuse a file that changed since it was read.
+    pub(crate) stale_check: bool,
     /// `--remote`: where the tools run instead of here. Until connected, `cwd`
     /// and `safety` are placeholders: the far side resolves them.
     pub(crate) remote: Option<pith_env::remote::RemoteOptions>,
@@ -130,6 +132,7 @@ impl Workspace {
         let mut config = ToolConfig::default();
         config.overwrite_policy = policy;
         config.bash.keep_output = keep_output || self.keep_output;
+        config.stale_check = self.stale_check;
         config.workspace = self.safety.workspace.clone();
         config.sandbox = self.safety.sandbox.clone();
         if self.journal
@@ -366,6 +369,7 @@ fn workspace(
         safety,
         keep_output: args.keep_output,
         journal: !args.no_journal,
+        stale_check: !args.no_stale_check,
         remote: None,
     })
 }

@@ -267,7 +267,11 @@ async fn run_locked(
             }
             restore(fs, &plan.path, plan.target.as_deref()).await?;
             if let Some(bytes) = &plan.target {
-                context.session.record_written(fs, &plan.path, bytes).await;
+                let text = String::from_utf8_lossy(bytes);
+                context
+                    .session
+                    .record_written_text(fs, &plan.path, bytes, &text)
+                    .await;
             }
             wrote = true;
         }

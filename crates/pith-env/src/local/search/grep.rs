@@ -237,8 +237,18 @@ fn search_file(
         outcome: FileOutcome::default(),
         stop,
     };
+    // A UTF-16 file (with its BOM) is searched as the UTF-8 it decodes to, as ripgrep
+    // does; its NULs would otherwise end it at once.
+    let mut decoded;
+    let mut plain = file;
+    let inner: &mut dyn Read = if has_utf16_bom(file) {
+        decoded = encoding_rs_io::DecodeReaderBytesBuilder::new().build(file);
+        &mut decoded
+    } else {
+        &mut plain
+    };
     let mut reader = StoppableReader {
-        inner: file,
+        inner,
         stop,
         failed: false,
         position: 0,
@@ -257,6 +267,13 @@ fn search_file(
     sink.outcome
 }
 
+/// Whether `file` starts with a UTF-16 byte-order mark (read without moving its offset).
+fn has_utf16_bom(file: &File) -> bool {
+    use std::os::unix::fs::FileExt;
+    let mut head = [0u8; 2];
+    matches!(file.read_at(&mut head, 0), Ok(2)) && matches!(head, [0xFF, 0xFE] | [0xFE, 0xFF])
+}
+
 /// A reader that fails as soon as the search must stop, so a long file with
 /// no matches (where the sink is never called) is abandoned promptly; it
 /// records whether it failed, to tell its errors from the searcher's. It ends
@@ -264,7 +281,7 @@ fn search_file(
 /// are still searched (as ripgrep does) and nothing binary is. (A line begun in
 /// an earlier read keeps the part already handed over.)
 struct StoppableReader<'a> {
-    inner: &'a File,
+    inner: &'a mut dyn Read,
     stop: &'a dyn Fn() -> bool,
     failed: bool,
     /// Bytes handed to the searcher so far.

@@ -116,7 +116,11 @@ pub(crate) async fn commit_all(
                 .target
                 .as_ref()
                 .map_or(&file.path, |(_, target)| target);
-            context.session.record_written(fs, path, bytes).await;
+            let text = String::from_utf8_lossy(bytes);
+            context
+                .session
+                .record_written_text(fs, path, bytes, &text)
+                .await;
         }
     }
     Ok(result(&staged, notes))

@@ -7,6 +7,7 @@ use pith_text::{FileChange, HunkMatch, apply_hunks, display_diff, unified_patch}
 
 use super::Operation;
 use crate::paths::describe_fs_error;
+use crate::textfile::{LoadedText, check_unchanged};
 use crate::{Access, ToolContext, ToolError};
 
 /// Context lines around each change in the diff and the patch.
@@ -52,6 +53,12 @@ fn refuse(raw: &str, reason: impl std::fmt::Display) -> ToolError {
     ToolError::new(format!(
         "Could not apply the patch: {raw}: {reason}. No file was changed."
     ))
+}
+
+/// Adds that nothing changed to a refusal from the shared load/store helpers.
+fn unchanged(mut error: ToolError) -> ToolError {
+    error.message.push_str(" No file was changed.");
+    error
 }
 
 /// Stages every operation; the first that cannot be staged fails the whole patch.
@@ -102,6 +109,18 @@ async fn stage(
         }
         FileChange::Delete => {
             let old = read_regular(fs, &path, &raw).await?;
+            // Deleting is overwriting: refused when the session saw the file and it changed since.
+            crate::stale::check_fresh(context, fs, &path, &old, None)
+                .await
+                .map_err(|changed| {
+                    refuse(
+                        &raw,
+                        format_args!(
+                            "it changed since this session last read it; read it again, then patch.\n{}",
+                            changed.detail
+                        ),
+                    )
+                })?;
             let text = String::from_utf8_lossy(&old).into_owned();
             Ok(Staged {
                 diff: display_diff(&text, "", CONTEXT_LINES).diff,
@@ -122,15 +141,13 @@ async fn stage(
             {
                 expect_absent(fs, target, target_raw, "Move to").await?;
             }
-            let text = std::str::from_utf8(&old).map_err(|error| {
-                refuse(
-                    &raw,
-                    format_args!(
-                        "it is not valid UTF-8 text (invalid byte at offset {}), and apply_patch only changes UTF-8 files; replace it whole with write",
-                        error.valid_up_to()
-                    ),
-                )
-            })?;
+            // Decoded and checked for staleness exactly as edit does; written back
+            // in the file's own encoding.
+            let loaded = LoadedText::decode(old.clone(), &raw, "patch").map_err(unchanged)?;
+            check_unchanged(context, fs, &path, &loaded, &raw, "patch")
+                .await
+                .map_err(unchanged)?;
+            let text = loaded.text();
             let (new, old_content, new_content, matches) = if hunks.is_empty() {
                 (text.to_owned(), String::new(), String::new(), Vec::new())
             } else {
@@ -144,6 +161,10 @@ async fn stage(
                     patched.hunks,
                 )
             };
+            let new = loaded
+                .encode_edit(&new, &raw, "patch")
+                .map_err(unchanged)?
+                .into_owned();
             let shown = move_to.as_ref().map_or(raw.as_str(), |(target, _)| target);
             Ok(Staged {
                 diff: display_diff(&old_content, &new_content, CONTEXT_LINES).diff,
@@ -156,7 +177,7 @@ async fn stage(
                 raw,
                 path,
                 old: Some(old),
-                new: Some(new.into_bytes()),
+                new: Some(new),
                 target: move_to,
                 hunks: matches,
             })
