@@ -334,20 +334,9 @@ impl Journal {
     /// previous content (`None`: the file did not exist), `before_len` its size
     /// when it was too large to read, `after` the new content (`None`: removed).
     /// Never fails: a journal error becomes the note of a not-undoable change.
-    pub(crate) async fn record(
-        &self,
-        tag: &CallTag,
-        index: usize,
-        path: &Path,
-        before: Before<'_>,
-        after: FileState,
-        undoes: Vec<String>,
-    ) -> Recorded {
+    pub(crate) async fn record(&self, change: Change<'_>) -> Recorded {
         let mut size = self.state.lock().await;
-        match self
-            .record_locked(&mut size, tag, index, path, before, after, undoes)
-            .await
-        {
+        match self.record_locked(&mut size, change).await {
             Ok(recorded) => recorded,
             Err(error) => {
                 *size = None;
@@ -360,17 +349,19 @@ impl Journal {
         }
     }
 
-    #[expect(clippy::too_many_arguments, reason = "one entry's fields, all needed")]
     async fn record_locked(
         &self,
         size: &mut Option<u64>,
-        tag: &CallTag,
-        index: usize,
-        path: &Path,
-        before: Before<'_>,
-        after: FileState,
-        undoes: Vec<String>,
+        change: Change<'_>,
     ) -> Result<Recorded, JournalError> {
+        let Change {
+            tag,
+            index,
+            path,
+            before,
+            after,
+            undoes,
+        } = change;
         let mut total = match *size {
             Some(total) => total,
             None => self.measure().await?,
@@ -561,10 +552,15 @@ pub(crate) async fn record_change(
     after: Option<&[u8]>,
 ) -> Option<String> {
     let journal = context.config.journal.as_ref()?;
-    journal
-        .record(tag, index, path, before, FileState::of(after), Vec::new())
-        .await
-        .note
+    let change = Change {
+        tag,
+        index,
+        path,
+        before,
+        after: FileState::of(after),
+        undoes: Vec::new(),
+    };
+    journal.record(change).await.note
 }
 
 /// The previous content of `path` for the journal: `Ok(None)` when it does
@@ -583,6 +579,18 @@ pub(crate) async fn previous_content(
         Ok(metadata) if metadata.len > journal.limits.file_bytes => Err(metadata.len),
         Ok(metadata) => fs.read(path).await.map(Some).map_err(|_| metadata.len),
     }
+}
+
+/// One file's change, as [`Journal::record`] takes it.
+pub(crate) struct Change<'a> {
+    pub(crate) tag: &'a CallTag,
+    /// The file's index within its call.
+    pub(crate) index: usize,
+    pub(crate) path: &'a Path,
+    pub(crate) before: Before<'a>,
+    pub(crate) after: FileState,
+    /// For an undo: the entries it undoes.
+    pub(crate) undoes: Vec<String>,
 }
 
 /// The previous content of a file being changed.

@@ -33,14 +33,14 @@ async fn stores_one_copy_of_identical_previous_contents() {
     let after = FileState::of(Some(b"new"));
     for index in 0..3 {
         let recorded = journal
-            .record(
-                &tag(),
+            .record(Change {
+                tag: &tag(),
                 index,
-                Path::new("/w/a"),
-                Before::Content(b"same old"),
-                after.clone(),
-                Vec::new(),
-            )
+                path: Path::new("/w/a"),
+                before: Before::Content(b"same old"),
+                after: after.clone(),
+                undoes: Vec::new(),
+            })
             .await;
         assert_eq!(recorded.note, None);
     }
@@ -64,14 +64,14 @@ async fn evicts_the_oldest_entries_to_stay_under_the_total_cap() {
     for index in 0..10_u8 {
         let content = vec![b'a' + index; 3000];
         let recorded = journal
-            .record(
-                &tag(),
-                usize::from(index),
-                Path::new("/w/a"),
-                Before::Content(&content),
-                FileState::Absent,
-                Vec::new(),
-            )
+            .record(Change {
+                tag: &tag(),
+                index: usize::from(index),
+                path: Path::new("/w/a"),
+                before: Before::Content(&content),
+                after: FileState::Absent,
+                undoes: Vec::new(),
+            })
             .await;
         assert_eq!(recorded.note, None);
         assert!(journal.size().await.unwrap() <= limits.total_bytes);
@@ -100,14 +100,14 @@ async fn records_a_file_over_the_per_file_cap_as_not_undoable_with_a_note() {
     };
     let (fs, journal) = journal(limits);
     let recorded = journal
-        .record(
-            &tag(),
-            0,
-            Path::new("/w/big"),
-            Before::Content(&[b'x'; 101]),
-            FileState::Absent,
-            Vec::new(),
-        )
+        .record(Change {
+            tag: &tag(),
+            index: 0,
+            path: Path::new("/w/big"),
+            before: Before::Content(&[b'x'; 101]),
+            after: FileState::Absent,
+            undoes: Vec::new(),
+        })
         .await;
     let note = recorded.note.unwrap();
     assert!(note.contains("/w/big is not undoable"), "{note}");
@@ -125,14 +125,14 @@ async fn a_journal_that_cannot_write_gives_a_note_instead_of_an_error() {
     let journal = Journal::new(faulty.env().fs, "/state/j");
     faulty.inject(Fault::on(Operation::WriteAtomic).fs(FsErrorKind::NoSpace));
     let recorded = journal
-        .record(
-            &tag(),
-            0,
-            Path::new("/w/a"),
-            Before::Content(b"old"),
-            FileState::Absent,
-            Vec::new(),
-        )
+        .record(Change {
+            tag: &tag(),
+            index: 0,
+            path: Path::new("/w/a"),
+            before: Before::Content(b"old"),
+            after: FileState::Absent,
+            undoes: Vec::new(),
+        })
         .await;
     let note = recorded.note.unwrap();
     assert!(
@@ -146,14 +146,14 @@ async fn a_journal_that_cannot_write_gives_a_note_instead_of_an_error() {
 async fn a_new_journal_over_the_same_directory_sees_every_entry() {
     let (fs, first) = journal(JournalLimits::default());
     first
-        .record(
-            &tag(),
-            0,
-            Path::new("/w/a"),
-            Before::Absent,
-            FileState::of(Some(b"x")),
-            Vec::new(),
-        )
+        .record(Change {
+            tag: &tag(),
+            index: 0,
+            path: Path::new("/w/a"),
+            before: Before::Absent,
+            after: FileState::of(Some(b"x")),
+            undoes: Vec::new(),
+        })
         .await;
     let second = Journal::new(fs, "/state/pith/journal/w");
     let entries = second.entries().await.unwrap();

@@ -233,23 +233,12 @@ impl MutationQueue {
         ticket: Ticket,
     ) -> Result<MutationGuard, FsError> {
         // Keys are computed concurrently; only entering the queue waits for the turn.
-        let key = queue_key(fs, path).await?;
-        self.turnstile.wait_turn(ticket.inner.number).await;
-        let (lock, claim) = self.claim(key);
-        let mut acquire = Box::pin(lock.lock_owned());
-        // Poll once before giving up the turn: this enqueues the waiter in
-        // the mutex's FIFO (or takes the lock), fixing the arrival order.
-        let ready = poll_fn(|cx| match acquire.as_mut().poll(cx) {
-            Poll::Ready(guard) => Poll::Ready(Some(guard)),
-            Poll::Pending => Poll::Ready(None),
-        })
-        .await;
-        ticket.finish();
-        let lock = match ready {
-            Some(guard) => guard,
-            None => acquire.await,
-        };
-        Ok(MutationGuard { _lock: lock, claim })
+        let mut guards = self
+            .lock_all_in_turn(fs, &[path.to_path_buf()], ticket)
+            .await?;
+        guards
+            .pop()
+            .ok_or_else(|| FsError::new(FsErrorKind::Other, path))
     }
 
     /// Waits for the turns of every path in `paths` (absolute) at once, entering
@@ -361,22 +350,7 @@ where
     T: Send + 'static,
     Fut: Future<Output = T> + Send + 'static,
 {
-    let token = cancel.child_token();
-    let on_drop = token.clone().drop_guard();
-    // The ticket was taken before the task is spawned: tasks start in any order.
-    let (queue, fs, path) = (queue.clone(), fs.clone(), path.to_path_buf());
-    let task = tokio::spawn(async move {
-        let guard = queue
-            .lock_in_turn(&*fs, &path, ticket)
-            .await
-            .map_err(ExclusiveError::Lock)?;
-        let output = work(token).await;
-        drop(guard);
-        Ok(output)
-    });
-    let result = task.await.unwrap_or(Err(ExclusiveError::Panicked));
-    on_drop.disarm();
-    result
+    exclusive_all(queue, fs, vec![path.to_path_buf()], ticket, cancel, work).await
 }
 
 /// [`exclusive`] for several files: runs `work` holding the turns of all of
@@ -395,6 +369,7 @@ where
 {
     let token = cancel.child_token();
     let on_drop = token.clone().drop_guard();
+    // The ticket was taken before the task is spawned: tasks start in any order.
     let (queue, fs) = (queue.clone(), fs.clone());
     let task = tokio::spawn(async move {
         let guards = queue

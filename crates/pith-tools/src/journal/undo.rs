@@ -10,7 +10,7 @@ use pith_env::{FileSystem, FsErrorKind};
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
-use super::{Before, CallTag, FileState, Journal, JournalEntry};
+use super::{Before, CallTag, Change, FileState, Journal, JournalEntry};
 use crate::paths::describe_fs_error;
 use crate::queue::{ExclusiveError, exclusive_all};
 use crate::{MutationQueue, Session, Ticket, ToolError};
@@ -253,14 +253,14 @@ async fn run_locked(
             };
             let recorded = context
                 .journal
-                .record(
-                    &tag,
+                .record(Change {
+                    tag: &tag,
                     index,
-                    &plan.path,
+                    path: &plan.path,
                     before,
-                    FileState::of(plan.target.as_deref()),
-                    plan.entries.clone(),
-                )
+                    after: FileState::of(plan.target.as_deref()),
+                    undoes: plan.entries.clone(),
+                })
                 .await;
             if let Some(note) = recorded.note {
                 tracing::warn!("{note}");
