@@ -367,20 +367,16 @@ impl Journal {
             None => self.measure().await?,
         };
         let mut note = None;
+        // Over the per-file cap: only the size is recorded.
+        let before = match before {
+            Before::Content(bytes) if bytes.len() as u64 > self.limits.file_bytes => {
+                Before::TooLarge(bytes.len() as u64)
+            }
+            other => other,
+        };
         let before_state = match before {
             Before::Absent => FileState::Absent,
             Before::TooLarge(len) => {
-                note = Some(self.too_large_note(path, len));
-                FileState::NotUndoable {
-                    len,
-                    reason: format!(
-                        "larger than the journal's per-file cap of {} bytes",
-                        self.limits.file_bytes
-                    ),
-                }
-            }
-            Before::Content(bytes) if bytes.len() as u64 > self.limits.file_bytes => {
-                let len = bytes.len() as u64;
                 note = Some(self.too_large_note(path, len));
                 FileState::NotUndoable {
                     len,
