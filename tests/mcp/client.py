@@ -304,6 +304,44 @@ async def remote_session(pith, far, errlog):
             check("remote: bash runs in the far --cwd", text_of(result).strip() == str(far), text_of(result))
             # Progress, cancel (the far sleep must be gone) and still serving, as locally.
             await progress_and_cancel(session, far, "remote: ")
+async def history_tools(pith, tmp):
+    """apply_patch and undo, on with --tools, journaled under a private XDG_STATE_HOME."""
+    work = Path(tmp, "history").resolve()
+    work.mkdir()
+    (work / "b.txt").write_text("one\ntwo\n")
+    env = dict(os.environ, XDG_STATE_HOME=str(Path(tmp, "state")))
+    params = StdioServerParameters(
+        command=pith, args=["mcp", "--cwd", str(work), "--tools", "read,edit,write,apply_patch,undo"], env=env
+    )
+    with open(Path(tmp, "history-stderr.log"), "w") as errlog:
+        async with stdio_client(params, errlog=errlog) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                names = [tool.name for tool in (await session.list_tools()).tools]
+                check("--tools turns apply_patch and undo on", "apply_patch" in names and "undo" in names, names)
+                group = {"pith/group": "turn-1"}
+                patch = ("*** Begin Patch\n*** Add File: a.txt\n+added\n*** Update File: b.txt\n@@\n one\n-two\n+TWO\n"
+                         "*** End Patch\n")
+                result = await session.call_tool("apply_patch", {"patch": patch}, meta=group)
+                details = (result.meta or {}).get("pith/details") or {}
+                check("apply_patch changes both files",
+                      not result.is_error and (work / "a.txt").read_text() == "added\n"
+                      and (work / "b.txt").read_text() == "one\nTWO\n", text_of(result))
+                check("apply_patch details carry a patch per file",
+                      len(details.get("files", [])) == 2 and "+TWO" in details["files"][1].get("patch", ""), details)
+                result = await session.call_tool("write", {"path": "c.txt", "content": "c\n"}, meta=group)
+                check("write in the same group", not result.is_error, text_of(result))
+                result = await session.call_tool("apply_patch", {"patch": "*** Begin Patch\n*** Bogus\n*** End Patch"})
+                check("a malformed patch names the line", result.is_error and "patch line 2" in text_of(result),
+                      text_of(result))
+                result = await session.call_tool("undo", {})
+                check("undo reverts the whole request group",
+                      not result.is_error and not (work / "a.txt").exists() and not (work / "c.txt").exists()
+                      and (work / "b.txt").read_text() == "one\ntwo\n", text_of(result))
+                result = await session.call_tool("undo", {})
+                check("undoing the undo redoes it",
+                      not result.is_error and (work / "a.txt").exists() and (work / "c.txt").exists()
+                      and (work / "b.txt").read_text() == "one\nTWO\n", text_of(result))
 
 
 async def main(pith):
@@ -345,6 +383,7 @@ async def main(pith):
             far = Path(tmp, "far").resolve()
             far.mkdir()
             await remote_session(pith, far, errlog)
+        await history_tools(pith, tmp)
         if failures:
             print("--- server stderr ---")
             print(Path(tmp, "server-stderr.log").read_text())

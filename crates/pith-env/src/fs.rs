@@ -252,6 +252,14 @@ pub trait FileSystem: Send + Sync {
         Err(FsError::new(crate::FsErrorKind::Unsupported, path))
     }
 
+    /// `unlink`: removes a file or a symlink (never what a symlink points to;
+    /// `apply_patch` deletes files and `undo` removes a file a write created).
+    /// Confined views ask the write guard first. Adapters that cannot remove
+    /// files keep the default, which reports `Unsupported`.
+    async fn remove_file(&self, path: &Path) -> Result<(), FsError> {
+        Err(FsError::new(crate::FsErrorKind::Unsupported, path))
+    }
+
     /// The user's home directory as this environment sees it, if any.
     fn home_dir(&self) -> Option<PathBuf>;
 

@@ -232,6 +232,15 @@ impl ServerHandler for PithServer {
         let options = CallOptions {
             cancel: context.ct.clone(),
             updates: progress.as_ref().map(Progress::updates),
+            // Calls sharing `_meta["pith/group"]` are undone together; otherwise
+            // each request is its own group.
+            group: Some(
+                context
+                    .meta
+                    .get("pith/group")
+                    .and_then(Value::as_str)
+                    .map_or_else(pith_tools::new_group_id, str::to_owned),
+            ),
         };
         let result = match ticket {
             Some(ticket) => {

@@ -23,6 +23,9 @@
 //!   edited text re-encoded with every unchanged line's bytes copied from the original;
 //!   characters an encoding lacks named as [`Unrepresentable`]. [`LineHasher`] and
 //!   [`changed_lines`] say which lines of a file changed (the staleness check).
+//! - **Patches** ([`parse_patch`] → [`Patch`], [`apply_hunks`] → [`PatchedFile`]): the
+//!   `*** Begin Patch` envelope GPT-family models write, parsed with errors naming the line,
+//!   and one file's hunks applied through the same ladder as edits.
 //! - **Diffs** ([`display_diff`] → [`DisplayDiff`], [`unified_patch`]): a numbered diff for
 //!   display and a unified patch that `patch` and `git apply` accept.
 //!
@@ -83,6 +86,7 @@ mod lines;
 mod middle;
 mod names;
 mod normalize;
+mod patch;
 mod search;
 mod style;
 mod truncate;
@@ -97,6 +101,10 @@ pub use encoding::{
 pub use error::{ClosestFragment, EditError};
 pub use names::similar_names;
 pub use normalize::{Normalized, normalize_for_fuzzy};
+pub use patch::{
+    FileChange, FilePatch, Hunk, HunkError, HunkLine, HunkMatch, Patch, PatchError, PatchedFile,
+    apply_hunks, parse_patch,
+};
 pub use truncate::{
     DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, MAX_LINE_CHARS, TruncatedBy, Truncation,
     TruncationLimits, clip_line, count_lines, format_size, truncate_head, truncate_tail,

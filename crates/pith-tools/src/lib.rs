@@ -29,6 +29,7 @@ pub struct ReadmeExample;
 
 mod args;
 mod hooks;
+mod journal;
 mod paths;
 mod policy;
 mod queue;
@@ -41,6 +42,11 @@ mod toolset;
 
 pub use crate::args::{ArgsError, parse_args, schema_of};
 pub use crate::hooks::{HookCall, HookDecision, Hooks, ToolHooks};
+pub use crate::journal::{
+    CallTag, DEFAULT_FILE_CAP, DEFAULT_TOTAL_CAP, EntryStatus, FileState, Journal, JournalEntry,
+    JournalError, JournalLimits, ListedEntry, UndoFile, UndoOptions, UndoOutcome, UndoReport,
+    UndoSelector, new_group_id, parse_since,
+};
 pub use crate::paths::{resolve_path, resolve_read_path};
 pub use crate::policy::{Access, WorkspacePolicy};
 pub use crate::queue::{MutationGuard, MutationQueue, Ticket};
@@ -49,5 +55,7 @@ pub use crate::tool::{
     CallOptions, Content, Tool, ToolAnnotations, ToolContext, ToolDefinition, ToolError,
     ToolResult, ToolUpdate, UpdateFn,
 };
-pub use crate::tools::{BashConfig, ReadConfig, SpawnHook, SpawnRequest, TOOL_NAMES};
+pub use crate::tools::{
+    BashConfig, OPTIONAL_TOOL_NAMES, ReadConfig, SpawnHook, SpawnRequest, TOOL_NAMES,
+};
 pub use crate::toolset::{ToolConfig, ToolSet, ToolSetBuilder};

@@ -351,6 +351,10 @@ impl Session {
             session: self.clone(),
             queue: toolset.queue().clone(),
             updates: options.updates.clone(),
+            group: options
+                .group
+                .clone()
+                .unwrap_or_else(|| self.id().to_owned()),
             ticket: Arc::new(Mutex::new(ticket)),
             read_fs: toolset.inner.read_fs.clone(),
             write_fs: toolset.inner.write_fs.clone(),

@@ -8,7 +8,7 @@ use pith_env::{Env, FileSystem, SandboxPolicy};
 
 use crate::tools::{self, BashConfig, ReadConfig};
 use crate::{
-    Hooks, MutationQueue, OverwritePolicy, Session, Tool, ToolDefinition, WorkspacePolicy,
+    Hooks, Journal, MutationQueue, OverwritePolicy, Session, Tool, ToolDefinition, WorkspacePolicy,
 };
 
 /// Configuration shared by every call of a tool set.
@@ -27,6 +27,8 @@ pub struct ToolConfig {
     pub workspace: Option<WorkspacePolicy>,
     /// The OS sandbox bash commands run in.
     pub sandbox: SandboxPolicy,
+    /// The undo journal write, edit and apply_patch record into (off when `None`).
+    pub journal: Option<Arc<Journal>>,
     /// The staleness check (default on): `edit`, and `write` over an existing file,
     /// refuse a file the session has seen whose content changed since, naming the
     /// changed lines. Files the session never saw are not checked.
@@ -42,6 +44,7 @@ impl Default for ToolConfig {
             hooks: Hooks::default(),
             workspace: None,
             sandbox: SandboxPolicy::off(),
+            journal: None,
             stale_check: true,
         }
     }
@@ -165,7 +168,8 @@ impl ToolSetBuilder {
         self
     }
 
-    /// Only these tools (unknown names are ignored; see [`crate::TOOL_NAMES`]).
+    /// Only these tools (unknown names are ignored; see [`crate::TOOL_NAMES`]
+    /// and [`crate::OPTIONAL_TOOL_NAMES`], which are on only when named here).
     pub fn tools<S: AsRef<str>>(mut self, names: &[S]) -> ToolSetBuilder {
         self.names = Some(names.iter().map(|name| name.as_ref().to_owned()).collect());
         self
@@ -180,8 +184,11 @@ impl ToolSetBuilder {
     /// Builds the tool set.
     pub fn build(self) -> ToolSet {
         let mut all = tools::all();
-        if let Some(names) = &self.names {
-            all.retain(|tool| names.iter().any(|name| name == tool.definition().name));
+        match &self.names {
+            Some(names) => {
+                all.retain(|tool| names.iter().any(|name| name == tool.definition().name));
+            }
+            None => all.retain(|tool| tools::TOOL_NAMES.contains(&tool.definition().name)),
         }
         // The roots are opened once, here: every later file operation
         // resolves beneath these handles (see `pith_env::FileSystem::confine`).

@@ -226,6 +226,7 @@ async fn cancel_kills_the_tree_and_says_aborted() {
                 trigger.cancel();
             }
         })),
+        ..CallOptions::default()
     };
     let start = Instant::now();
     let result = bench

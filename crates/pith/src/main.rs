@@ -13,6 +13,7 @@ mod remote;
 mod render;
 mod signals;
 mod tools_cmd;
+mod undo_cmd;
 
 fn main() {
     // Exit explicitly: a runtime blocked on reading stdin must not hold the process.

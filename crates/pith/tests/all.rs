@@ -12,6 +12,7 @@ mod containment;
 mod encodings;
 mod file_tools;
 mod file_tools_stress;
+mod history;
 mod mcp;
 mod promises;
 mod race;

@@ -6,6 +6,7 @@ use schemars::JsonSchema;
 
 use crate::{Tool, ToolAnnotations, ToolDefinition, schema_of};
 
+mod apply_patch;
 mod bash;
 mod edit;
 mod find;
@@ -13,7 +14,8 @@ mod grep;
 mod ls;
 mod output;
 mod read;
-mod write;
+mod undo;
+pub(crate) mod write;
 
 pub use bash::{BashConfig, SpawnHook, SpawnRequest};
 pub use read::ReadConfig;
@@ -21,7 +23,10 @@ pub use read::ReadConfig;
 /// Every tool name, in the canonical order.
 pub const TOOL_NAMES: [&str; 7] = ["read", "bash", "edit", "write", "grep", "find", "ls"];
 
-/// Every tool, in the canonical order.
+/// The optional tools, on only when named (`--tools …,apply_patch,undo`).
+pub const OPTIONAL_TOOL_NAMES: [&str; 2] = ["apply_patch", "undo"];
+
+/// Every tool, in the canonical order, the optional ones last.
 pub(crate) fn all() -> Vec<Arc<dyn Tool>> {
     vec![
         Arc::new(read::ReadTool::new()),
@@ -31,6 +36,8 @@ pub(crate) fn all() -> Vec<Arc<dyn Tool>> {
         Arc::new(grep::GrepTool::new()),
         Arc::new(find::FindTool::new()),
         Arc::new(ls::LsTool::new()),
+        Arc::new(apply_patch::ApplyPatchTool::new()),
+        Arc::new(undo::UndoTool::new()),
     ]
 }
 
@@ -86,6 +93,7 @@ mod tests {
             );
         }
         let names: Vec<&str> = all().iter().map(|t| t.definition().name).collect();
-        assert_eq!(names, TOOL_NAMES);
+        let expected: Vec<&str> = TOOL_NAMES.into_iter().chain(OPTIONAL_TOOL_NAMES).collect();
+        assert_eq!(names, expected);
     }
 }

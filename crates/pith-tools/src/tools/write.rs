@@ -17,6 +17,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::{Describe, define};
+use crate::journal::{self, Before, CallTag};
 use crate::paths::describe_fs_error;
 use crate::queue::{ExclusiveError, exclusive};
 use crate::stale;
@@ -249,6 +250,15 @@ impl WriteJob {
             }
         };
         let bytes = &*bytes;
+        // Journaled (and fsynced) before the rename makes the new content visible.
+        let previous = journal::previous_content(&context, fs, &path).await;
+        let before = match &previous {
+            Ok(Some(old)) => Before::Content(old),
+            Ok(None) => Before::Absent,
+            Err(len) => Before::TooLarge(*len),
+        };
+        let tag = CallTag::new("write", &context.group);
+        let note = journal::record_change(&context, &tag, 0, &path, before, Some(bytes)).await;
         if let Err(error) = fs.write_atomic(&path, bytes).await {
             // A failed write leaves the file system as it was: no new directories either.
             remove_created(fs, &created).await;
@@ -266,12 +276,16 @@ impl WriteJob {
             text.push_str(&format!(" in {}", encoding.describe()));
             structured["encoding"] = serde_json::json!(encoding.describe());
         }
+        if let Some(note) = note {
+            text.push('\n');
+            text.push_str(&note);
+        }
         Ok(ToolResult::text(text).with_structured(structured))
     }
 }
 
 /// The ancestors of `dir` (itself included) that do not exist yet, deepest first.
-async fn missing_ancestors(fs: &dyn FileSystem, dir: &Path) -> Vec<PathBuf> {
+pub(crate) async fn missing_ancestors(fs: &dyn FileSystem, dir: &Path) -> Vec<PathBuf> {
     let mut missing = Vec::new();
     let mut current = Some(dir);
     while let Some(dir) = current {
@@ -285,7 +299,7 @@ async fn missing_ancestors(fs: &dyn FileSystem, dir: &Path) -> Vec<PathBuf> {
 }
 
 /// Removes directories this write created, deepest first (each only if still empty).
-async fn remove_created(fs: &dyn FileSystem, created: &[PathBuf]) {
+pub(crate) async fn remove_created(fs: &dyn FileSystem, created: &[PathBuf]) {
     for dir in created {
         if fs.remove_dir(dir).await.is_err() {
             break;

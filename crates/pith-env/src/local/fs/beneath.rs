@@ -291,6 +291,17 @@ impl Inner {
             .map_err(|errno| os_error(errno, path))
     }
 
+    fn remove_file(&self, path: &Path) -> Result<(), FsError> {
+        let found = self.resolve(path, Walk::NoFollow)?;
+        let Some(name) = &found.name else {
+            return Err(FsError::new(FsErrorKind::InvalidInput, path)
+                .with_detail("cannot remove a root or a path ending in .."));
+        };
+        self.check_guard(&found, path)?;
+        rfs::unlinkat(found.dir_fd(), name.as_os_str(), AtFlags::empty())
+            .map_err(|errno| os_error(errno, path))
+    }
+
     fn write_atomic(&self, path: &Path, contents: &[u8]) -> Result<(), FsError> {
         self.write_with(path, false, &mut |_, _, out| out.write_all(contents))
     }
@@ -449,6 +460,10 @@ impl FileSystem for LocalBeneath {
 
     async fn remove_dir(&self, path: &Path) -> Result<(), FsError> {
         self.run(path, |inner, path| inner.remove_dir(path)).await
+    }
+
+    async fn remove_file(&self, path: &Path) -> Result<(), FsError> {
+        self.run(path, |inner, path| inner.remove_file(path)).await
     }
 
     fn home_dir(&self) -> Option<PathBuf> {

@@ -235,6 +235,12 @@ impl FileSystem for LocalEnv {
             .map_err(|e| FsError::from_io(e, path))
     }
 
+    async fn remove_file(&self, path: &Path) -> Result<(), FsError> {
+        tokio::fs::remove_file(path)
+            .await
+            .map_err(|e| FsError::from_io(e, path))
+    }
+
     fn home_dir(&self) -> Option<PathBuf> {
         std::env::var_os("HOME").map(PathBuf::from)
     }

@@ -11,6 +11,7 @@ use pith_text::{
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
+use crate::journal::{self, Before, CallTag};
 use crate::paths::{describe_fs_error, not_found_hint};
 use crate::session::Fingerprint;
 use crate::textfile::{LoadedText, check_unchanged, encoding_note};
@@ -74,8 +75,14 @@ impl EditJob {
                         changed.detail
                     ))
                 })?;
-            // Streamed, exact matches only: the file is never held in memory.
-            let (result, _) = super::large::edit(fs, &self.path, raw, len, &self.edits).await?;
+            // Streamed, exact matches only: the file is never held in memory,
+            // and so it is not journaled (it is over the journal's per-file cap).
+            let (mut result, _) = super::large::edit(fs, &self.path, raw, len, &self.edits).await?;
+            if self.context.config.journal.is_some() {
+                result.content.push(crate::Content::text(format!(
+                    "Note: {raw} is not undoable: it is over the journal's per-file cap ({len} bytes)."
+                )));
+            }
             if let Ok(metadata) = fs.metadata(&self.path).await
                 && let Some(stamp) = Fingerprint::stamp(&metadata)
             {
@@ -107,6 +114,16 @@ impl EditJob {
         let bytes = loaded.encode_edit(&outcome.file_text, raw, "edit")?;
         // Last check: once the atomic write starts it completes.
         aborted()?;
+        let tag = CallTag::new("edit", &self.context.group);
+        let note = journal::record_change(
+            &self.context,
+            &tag,
+            0,
+            &self.path,
+            Before::Content(loaded.bytes()),
+            Some(&bytes),
+        )
+        .await;
         fs.write_atomic(&self.path, &bytes)
             .await
             .map_err(|error| self.failure(&error))?;
@@ -134,6 +151,10 @@ impl EditJob {
             text.push_str(&note);
         }
         text.push_str(&encoding_note(encoding));
+        if let Some(note) = note {
+            text.push('\n');
+            text.push_str(&note);
+        }
         let structured = json!({
             "path": raw,
             "replaced": outcome.matches.len(),
