@@ -78,6 +78,7 @@ mod middle;
 mod names;
 mod normalize;
 mod search;
+mod signal;
 mod style;
 mod truncate;
 mod whitespace;
@@ -87,6 +88,10 @@ pub use edit::{Edit, EditMatch, EditOutcome, MatchTier, apply_edits, apply_edits
 pub use error::{ClosestFragment, EditError};
 pub use names::similar_names;
 pub use normalize::{Normalized, normalize_for_fuzzy};
+pub use signal::{
+    MAX_SIGNAL_LINES, SIGNAL_LINE_CHARS, SignalLine, SignalLines, format_count, is_signal_line,
+    omission_marker,
+};
 pub use truncate::{
     DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, MAX_LINE_CHARS, TruncatedBy, Truncation,
     TruncationLimits, clip_line, count_lines, format_size, truncate_head, truncate_tail,

@@ -414,7 +414,12 @@ fn structured(outcome: &ExecOutcome, snapshot: &Snapshot) -> Value {
 fn details(snapshot: &Snapshot, exit_code: Option<i32>) -> Map<String, Value> {
     let mut details = Map::new();
     if snapshot.truncation.truncated {
-        details.insert("truncation".to_owned(), json!(snapshot.truncation));
+        let mut truncation = json!(snapshot.truncation);
+        if let Some((first, last)) = snapshot.omitted {
+            truncation["omittedLines"] = json!({"from": first, "to": last});
+            truncation["signalLines"] = json!(snapshot.signal_lines);
+        }
+        details.insert("truncation".to_owned(), truncation);
     }
     if let Some(path) = &snapshot.full_output_path {
         details.insert(
