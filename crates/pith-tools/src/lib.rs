@@ -29,6 +29,7 @@ pub struct ReadmeExample;
 
 mod args;
 mod hooks;
+mod jobs;
 mod paths;
 mod policy;
 mod queue;
@@ -39,6 +40,7 @@ mod toolset;
 
 pub use crate::args::{ArgsError, parse_args, schema_of};
 pub use crate::hooks::{HookCall, HookDecision, Hooks, ToolHooks};
+pub use crate::jobs::{DEFAULT_MAX_JOBS, JobListener};
 pub use crate::paths::{resolve_path, resolve_read_path};
 pub use crate::policy::{Access, WorkspacePolicy};
 pub use crate::queue::{MutationGuard, MutationQueue, Ticket};
@@ -47,5 +49,5 @@ pub use crate::tool::{
     CallOptions, Content, Tool, ToolAnnotations, ToolContext, ToolDefinition, ToolError,
     ToolResult, ToolUpdate, UpdateFn,
 };
-pub use crate::tools::{BashConfig, ReadConfig, SpawnHook, SpawnRequest, TOOL_NAMES};
+pub use crate::tools::{BashConfig, DEFAULT_ENV, ReadConfig, SpawnHook, SpawnRequest, TOOL_NAMES};
 pub use crate::toolset::{ToolConfig, ToolSet, ToolSetBuilder};

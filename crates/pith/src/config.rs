@@ -63,6 +63,10 @@ pub(crate) struct Workspace {
     pub(crate) safety: Safety,
     /// `--keep-output`: a long-lived session keeps its bash full-output files.
     pub(crate) keep_output: bool,
+    /// `--max-jobs`: running background jobs per session.
+    pub(crate) max_jobs: usize,
+    /// `--env NAME=VALUE`: variables every command gets, over the defaults.
+    pub(crate) env: Vec<(String, String)>,
     /// `--remote`: where the tools run instead of here. Until connected, `cwd`
     /// and `safety` are placeholders: the far side resolves them.
     pub(crate) remote: Option<pith_env::remote::RemoteOptions>,
@@ -104,6 +108,8 @@ impl Workspace {
         let mut config = ToolConfig::default();
         config.overwrite_policy = policy;
         config.bash.keep_output = keep_output || self.keep_output;
+        config.bash.max_jobs = self.max_jobs;
+        config.bash.env.clone_from(&self.env);
         config.workspace = self.safety.workspace.clone();
         config.sandbox = self.safety.sandbox.clone();
         ToolSet::builder(env.clone())
@@ -296,6 +302,8 @@ fn workspace(
         tools: selection(args.selection.tools.as_deref())?,
         safety,
         keep_output: args.keep_output,
+        max_jobs: args.max_jobs,
+        env: env_vars(&args.env)?,
         remote: None,
     })
 }
@@ -476,6 +484,21 @@ fn working_directory(cwd: Option<&Path>) -> Result<PathBuf, UsageError> {
 }
 
 /// Validates `--tools`; every name must be a known tool.
+/// `--env NAME=VALUE` entries, checked.
+pub(crate) fn env_vars(entries: &[String]) -> Result<Vec<(String, String)>, UsageError> {
+    entries
+        .iter()
+        .map(|entry| match entry.split_once('=') {
+            Some((name, value)) if !name.is_empty() && !name.contains('\0') => {
+                Ok((name.to_owned(), value.to_owned()))
+            }
+            _ => Err(UsageError(format!(
+                "--env takes NAME=VALUE, got '{entry}'; example: --env GIT_PAGER=less"
+            ))),
+        })
+        .collect()
+}
+
 pub(crate) fn selection(names: Option<&[String]>) -> Result<Vec<&'static str>, UsageError> {
     let Some(names) = names else {
         return Ok(TOOL_NAMES.to_vec());

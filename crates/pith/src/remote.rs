@@ -56,6 +56,8 @@ pub(crate) fn workspace(
         cwd: PathBuf::new(),
         cwd_given: args.cwd.is_some(),
         keep_output: args.keep_output,
+        max_jobs: args.max_jobs,
+        env: crate::config::env_vars(&args.env)?,
         tools: selection(args.selection.tools.as_deref())?,
         safety: Safety {
             workspace: None,

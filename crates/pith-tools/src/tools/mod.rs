@@ -6,20 +6,23 @@ use schemars::JsonSchema;
 
 use crate::{Tool, ToolAnnotations, ToolDefinition, schema_of};
 
-mod bash;
+pub(crate) mod bash;
 mod edit;
 mod find;
 mod grep;
+pub(crate) mod jobs;
 mod ls;
 mod output;
 mod read;
 mod write;
 
-pub use bash::{BashConfig, SpawnHook, SpawnRequest};
+pub use bash::{BashConfig, DEFAULT_ENV, SpawnHook, SpawnRequest};
 pub use read::ReadConfig;
 
 /// Every tool name, in the canonical order.
-pub const TOOL_NAMES: [&str; 7] = ["read", "bash", "edit", "write", "grep", "find", "ls"];
+pub const TOOL_NAMES: [&str; 8] = [
+    "read", "bash", "edit", "write", "grep", "find", "ls", "jobs",
+];
 
 /// Every tool, in the canonical order.
 pub(crate) fn all() -> Vec<Arc<dyn Tool>> {
@@ -31,6 +34,7 @@ pub(crate) fn all() -> Vec<Arc<dyn Tool>> {
         Arc::new(grep::GrepTool::new()),
         Arc::new(find::FindTool::new()),
         Arc::new(ls::LsTool::new()),
+        Arc::new(jobs::JobsTool::new()),
     ]
 }
 
