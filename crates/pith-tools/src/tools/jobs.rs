@@ -83,7 +83,7 @@ impl JobsTool {
                     read_only: false,
                     destructive: true,
                     idempotent: false,
-                    open_world: true,
+                    open_world: false,
                 },
             }),
         }
