@@ -362,25 +362,26 @@ struct Table {
 }
 
 impl Jobs {
-    /// How many jobs are still running.
-    pub(crate) fn running(&self) -> usize {
-        lock(&self.table)
-            .jobs
-            .iter()
-            .filter(|job| job.state().end.is_none())
-            .count()
-    }
-
-    /// Registers a new job; `None` once the session is over.
+    /// Registers a new job, unless `max` jobs are running already
+    /// (`Err(true)`) or the session is over (`Err(false)`).
     pub(crate) fn create(
         &self,
         command: &str,
         tty: bool,
+        max: usize,
         log: Result<Box<dyn OutputLog>, String>,
-    ) -> Option<Arc<Job>> {
+    ) -> Result<Arc<Job>, bool> {
         let mut table = lock(&self.table);
         if table.closed {
-            return None;
+            return Err(false);
+        }
+        let running = table
+            .jobs
+            .iter()
+            .filter(|job| job.state().end.is_none())
+            .count();
+        if running >= max {
+            return Err(true);
         }
         table.next_id += 1;
         let (log, log_error) = match log {
@@ -416,7 +417,7 @@ impl Jobs {
             cancel: CancellationToken::new(),
         });
         table.jobs.push(job.clone());
-        Some(job)
+        Ok(job)
     }
 
     /// Records how `job` ended; unless a result already showed it, queues

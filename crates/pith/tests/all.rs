@@ -11,6 +11,7 @@ mod cli;
 mod containment;
 mod file_tools;
 mod file_tools_stress;
+mod jobs;
 mod mcp;
 mod promises;
 mod race;

@@ -292,7 +292,7 @@ async fn input(
     if let Err(message) = job.send_input(text.as_bytes()) {
         return ToolResult::error(format!("{message}."));
     }
-    settle(job, changes, cancel).await;
+    settle(job, changes, SETTLE_MAX, cancel).await;
     let taken = job.take_output(true);
     if taken.end.is_some() {
         context.session.jobs().reported(job.id);
@@ -324,15 +324,16 @@ async fn kill(context: &ToolContext, job: &Arc<Job>) -> ToolResult {
 }
 
 /// Waits until the job has been quiet for [`QUIET`] (at least that long in
-/// all, at most [`SETTLE_MAX`]), or ended, or the call is cancelled.
+/// all, at most `max`), or ended, or the call is cancelled.
 pub(crate) async fn settle(
     job: &Job,
     mut changes: tokio::sync::watch::Receiver<u64>,
+    max: Duration,
     cancel: &CancellationToken,
 ) {
     let start = Instant::now();
     loop {
-        if job.end().is_some() || start.elapsed() >= SETTLE_MAX {
+        if job.end().is_some() || start.elapsed() >= max {
             return;
         }
         let quiet_for = job.last_output().elapsed().min(start.elapsed());

@@ -12,6 +12,10 @@ use crate::jobs::{Job, JobSink};
 use crate::tools::jobs::{render, settle};
 use crate::{ToolContext, ToolResult};
 
+/// `background` and `tty` return after the first moments: once the command
+/// has been quiet a moment, and after this long at most.
+const START_MAX: Duration = Duration::from_secs(1);
+
 /// How a job-mode call was asked for.
 pub(super) struct JobMode {
     /// `background`: return after the first moments.
@@ -33,12 +37,6 @@ pub(super) async fn start(
 ) -> ToolResult {
     let jobs = context.session.jobs().clone();
     let max = context.config.bash.max_jobs;
-    if jobs.running() >= max {
-        return ToolResult::error(format!(
-            "{max} jobs are already running in this session (the limit; hosts set it with --max-jobs). \
-             Kill one with jobs {{\"action\":\"kill\",\"id\":ID}} or wait for one to end (jobs list shows them)."
-        ));
-    }
     request.stdin = if mode.tty {
         StdinMode::Tty
     } else if mode.background {
@@ -54,8 +52,15 @@ pub(super) async fn start(
     if let Ok(log) = &log {
         context.session.record_output(log.path().to_path_buf());
     }
-    let Some(job) = jobs.create(command, mode.tty, log) else {
-        return ToolResult::error("This session is over: no new jobs can start.");
+    let job = match jobs.create(command, mode.tty, max, log) {
+        Ok(job) => job,
+        Err(true) => {
+            return ToolResult::error(format!(
+                "{max} jobs are already running in this session (the limit; hosts set it with --max-jobs). \
+                 Kill one with jobs {{\"action\":\"kill\",\"id\":ID}} or wait for one to end (jobs list shows them)."
+            ));
+        }
+        Err(false) => return ToolResult::error("This session is over: no new jobs can start."),
     };
     let exec = context.env.exec.clone();
     let task_job = job.clone();
@@ -83,7 +88,7 @@ pub(super) async fn start(
                 return completed(&job, timeout, context);
             }
         }
-        _ => settle(&job, changes, &cancel).await,
+        _ => settle(&job, changes, START_MAX, &cancel).await,
     }
     let taken = job.take_output(true);
     if taken.end.is_some() {
