@@ -4,6 +4,9 @@
 
 use std::collections::VecDeque;
 use std::fmt::Write as _;
+use std::sync::OnceLock;
+
+use aho_corasick::AhoCorasick;
 
 use serde::Serialize;
 
@@ -27,14 +30,24 @@ const SIGNALS: &[&str] = &[
     "segmentation fault",
 ];
 
+/// The signal fragments as one case-insensitive automaton (`None` if it could
+/// not be built, which a fixed list of short words never causes).
+fn matcher() -> Option<&'static AhoCorasick> {
+    static MATCHER: OnceLock<Option<AhoCorasick>> = OnceLock::new();
+    MATCHER
+        .get_or_init(|| {
+            AhoCorasick::builder()
+                .ascii_case_insensitive(true)
+                .build(SIGNALS)
+                .ok()
+        })
+        .as_ref()
+}
+
 /// Whether `line` looks like it reports a problem (`error: …`, `FAILED`,
 /// `panicked at`, `Traceback`, `error[E0308]`, `AssertionError`, …).
 pub fn is_signal_line(line: &str) -> bool {
-    if line.len() > 64 * 1024 {
-        return false;
-    }
-    let lower = line.to_ascii_lowercase();
-    SIGNALS.iter().any(|signal| lower.contains(signal))
+    matcher().is_some_and(|matcher| matcher.is_match(line))
 }
 
 /// A promoted line and its 1-based line number in the whole output.
@@ -79,12 +92,32 @@ impl SignalLines {
     }
 
     /// Offers every complete or partial line of `text`, the first numbered
-    /// `first_number`, skipping lines numbered at most `skip_through`.
+    /// `first_number`, skipping lines numbered at most `skip_through`. Runs at
+    /// memory speed: one automaton pass over the whole text finds the
+    /// candidate lines, and newlines are counted only up to each of them.
     pub fn offer_text(&mut self, text: &str, first_number: u64, skip_through: u64) {
-        for (index, line) in text.split_terminator('\n').enumerate() {
-            let number = first_number + index as u64;
+        let Some(matcher) = matcher() else {
+            return;
+        };
+        let bytes = text.as_bytes();
+        let mut number = first_number;
+        let mut counted_to = 0;
+        let mut next_line_start = 0;
+        for found in matcher.find_iter(text) {
+            let at = found.start();
+            if at < next_line_start {
+                continue;
+            }
+            let before = bytes.get(..at).unwrap_or_default();
+            let start = memchr::memrchr(b'\n', before).map_or(0, |newline| newline + 1);
+            let after = bytes.get(at..).unwrap_or_default();
+            let end = memchr::memchr(b'\n', after).map_or(bytes.len(), |offset| at + offset);
+            let skipped = bytes.get(counted_to..start).unwrap_or_default();
+            number += memchr::memchr_iter(b'\n', skipped).count() as u64;
+            counted_to = start;
+            next_line_start = end + 1;
             if number > skip_through {
-                self.offer(number, line);
+                self.offer(number, text.get(start..end).unwrap_or_default());
             }
         }
     }
