@@ -129,38 +129,9 @@ fn marker() -> String {
     format!("300.{}0{n}7", std::process::id())
 }
 
-/// Live `sleep <marker>` processes.
-fn sleeps(marker: &str) -> Vec<u32> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
-            continue;
-        };
-        let args: Vec<&[u8]> = cmdline
-            .split(|&byte| byte == 0)
-            .filter(|arg| !arg.is_empty())
-            .collect();
-        if args.len() == 2 && args[0].ends_with(b"sleep") && args[1] == marker.as_bytes() {
-            found.push(pid);
-        }
-    }
-    found
-}
-
-/// Polls until no `sleep <marker>` is left or `limit` passes; returns what is left.
-fn wait_gone(marker: &str, limit: Duration) -> Vec<u32> {
-    let deadline = Instant::now() + limit;
-    loop {
-        let left = sleeps(marker);
-        if left.is_empty() || Instant::now() >= deadline {
-            return left;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
+/// Live `sleep <marker>` processes, and the wait (at most 10 s) for them to be
+/// gone (the helpers of the sandbox escape tests).
+use crate::sandbox_escapes::{sleeps, survivors};
 
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
@@ -340,7 +311,7 @@ fn max_jobs_refuses_one_more_running_job() {
     assert_eq!(refused["isError"], true, "{refused}");
     assert!(text(&refused).contains("--max-jobs"), "{refused}");
     batch.end();
-    assert_eq!(wait_gone(&mark, PATIENCE), Vec::<u32>::new());
+    assert_eq!(survivors(&mark), Vec::<u32>::new());
 }
 
 /// Starts 50 jobs whose children escape their group (`setsid`, `nohup`, a double fork).
@@ -368,7 +339,7 @@ fn fifty_jobs_and_their_escapees_are_gone_when_the_batch_ends() {
     let mut batch = Batch::start(dir.path(), &["--max-jobs", "50"]);
     fifty_escaping_jobs(&mut batch, &mark);
     batch.end();
-    assert_eq!(wait_gone(&mark, PATIENCE), Vec::<u32>::new());
+    assert_eq!(survivors(&mark), Vec::<u32>::new());
 }
 
 #[test]
@@ -379,7 +350,7 @@ fn fifty_jobs_and_their_escapees_are_gone_when_pith_is_sigkilled() {
     fifty_escaping_jobs(&mut batch, &mark);
     batch.child.kill().unwrap();
     batch.child.wait().unwrap();
-    assert_eq!(wait_gone(&mark, PATIENCE), Vec::<u32>::new());
+    assert_eq!(survivors(&mark), Vec::<u32>::new());
 }
 
 #[test]
