@@ -11,5 +11,6 @@ mod file_tools;
 mod file_tools_edit;
 mod file_tools_ls;
 mod file_tools_write;
+mod jobs;
 mod safety;
 mod search_tools;
