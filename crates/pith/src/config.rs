@@ -545,7 +545,7 @@ mod tests {
         let error = selection(Some(&["reed".to_owned()])).unwrap_err();
         assert_eq!(
             error.0,
-            "unknown tool 'reed' in --tools; valid tools: read, bash, edit, write, grep, find, ls"
+            "unknown tool 'reed' in --tools; valid tools: read, bash, edit, write, grep, find, ls, jobs"
         );
     }
 

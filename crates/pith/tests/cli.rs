@@ -178,7 +178,7 @@ fn an_unknown_tool_is_a_usage_error_listing_the_tools() {
     assert_eq!(stdout(&output), "");
     assert_eq!(
         stderr(&output),
-        "error: unknown tool \"nope\"; the tools are read, bash, edit, write, grep, find, ls\n"
+        "error: unknown tool \"nope\"; the tools are read, bash, edit, write, grep, find, ls, jobs\n"
     );
 }
 
