@@ -88,6 +88,7 @@ mod names;
 mod normalize;
 mod patch;
 mod search;
+mod signal;
 mod style;
 mod truncate;
 mod whitespace;
@@ -104,6 +105,10 @@ pub use normalize::{Normalized, normalize_for_fuzzy};
 pub use patch::{
     FileChange, FilePatch, Hunk, HunkError, HunkLine, HunkMatch, Patch, PatchError, PatchedFile,
     apply_hunks, parse_patch,
+};
+pub use signal::{
+    MAX_SIGNAL_LINES, SIGNAL_LINE_CHARS, SignalLine, SignalLines, format_count, is_signal_line,
+    omission_marker,
 };
 pub use truncate::{
     DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, MAX_LINE_CHARS, TruncatedBy, Truncation,

@@ -29,6 +29,7 @@ pub struct ReadmeExample;
 
 mod args;
 mod hooks;
+mod jobs;
 mod journal;
 mod paths;
 mod policy;
@@ -42,6 +43,7 @@ mod toolset;
 
 pub use crate::args::{ArgsError, parse_args, schema_of};
 pub use crate::hooks::{HookCall, HookDecision, Hooks, ToolHooks};
+pub use crate::jobs::{DEFAULT_MAX_JOBS, JobListener};
 pub use crate::journal::{
     CallTag, DEFAULT_FILE_CAP, DEFAULT_TOTAL_CAP, EntryStatus, FileState, Journal, JournalEntry,
     JournalError, JournalLimits, ListedEntry, UndoFile, UndoOptions, UndoOutcome, UndoReport,
@@ -56,6 +58,6 @@ pub use crate::tool::{
     ToolResult, ToolUpdate, UpdateFn,
 };
 pub use crate::tools::{
-    BashConfig, OPTIONAL_TOOL_NAMES, ReadConfig, SpawnHook, SpawnRequest, TOOL_NAMES,
+    BashConfig, DEFAULT_ENV, OPTIONAL_TOOL_NAMES, ReadConfig, SpawnHook, SpawnRequest, TOOL_NAMES,
 };
 pub use crate::toolset::{ToolConfig, ToolSet, ToolSetBuilder};

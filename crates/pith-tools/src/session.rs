@@ -134,11 +134,15 @@ struct SessionInner {
     id: String,
     /// The bash full-output files this session created.
     outputs: Mutex<std::collections::HashSet<PathBuf>>,
+    /// Its background jobs.
+    jobs: Arc<crate::jobs::Jobs>,
 }
 
 impl Drop for SessionInner {
-    /// Removes the session's full-output files unless the bash config keeps them.
+    /// Kills the session's jobs (their trees and escapees), and removes its
+    /// full-output files unless the bash config keeps them.
     fn drop(&mut self) {
+        self.jobs.kill_all();
         if self.toolset.config().bash.keep_output {
             return;
         }
@@ -167,8 +171,28 @@ impl Session {
                 seen: Mutex::new(HashMap::new()),
                 id: new_session_id(),
                 outputs: Mutex::new(std::collections::HashSet::new()),
+                jobs: Arc::default(),
             }),
         }
+    }
+
+    /// This session's background jobs.
+    pub(crate) fn jobs(&self) -> &Arc<crate::jobs::Jobs> {
+        &self.inner.jobs
+    }
+
+    /// Calls `listener` with the one-line notice (`[job 3 `npm run dev` exited
+    /// with code 1; jobs output 3 for its output]`) whenever one of this
+    /// session's background jobs ends and no result has shown that yet. The
+    /// same line is also added to the session's next tool result.
+    pub fn on_job_end(&self, listener: crate::jobs::JobListener) {
+        self.inner.jobs.listen(listener);
+    }
+
+    /// Kills every background job of this session (as dropping its last
+    /// clone does); later calls may not start new ones.
+    pub fn kill_jobs(&self) {
+        self.inner.jobs.kill_all();
     }
 
     /// This session's id: 16 random hex digits (bash exports it as `PITH_SESSION_ID`).
@@ -321,6 +345,18 @@ impl Session {
     }
 
     async fn call_with(
+        &self,
+        ticket: Option<Ticket>,
+        name: &str,
+        args: Value,
+        options: CallOptions,
+    ) -> ToolResult {
+        let mut result = self.call_tool(ticket, name, args, options).await;
+        crate::tools::jobs::add_notices(&mut result, &self.inner.jobs.take_notices());
+        result
+    }
+
+    async fn call_tool(
         &self,
         ticket: Option<Ticket>,
         name: &str,

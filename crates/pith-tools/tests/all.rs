@@ -12,5 +12,6 @@ mod file_tools_edit;
 mod file_tools_ls;
 mod file_tools_write;
 mod history;
+mod jobs;
 mod safety;
 mod search_tools;

@@ -263,7 +263,7 @@ async fn five_thousand_fast_chunks_give_fewer_than_25_updates() {
     assert!(
         result
             .text_content()
-            .contains("\n5000\n\n[Showing lines 3001-5000 of 5000.")
+            .contains("\n5000\n\n[Showing lines 1-500 and 3523-5000 of 5000.")
     );
     let updates = updates.lock().unwrap();
     assert!(updates.len() < 25, "{} updates", updates.len());
@@ -334,7 +334,7 @@ async fn a_character_split_across_chunks_stays_whole() {
 }
 
 #[tokio::test]
-async fn long_output_is_tail_truncated_and_saved_whole() {
+async fn long_output_shows_head_and_tail_and_is_saved_whole() {
     let bench = bench();
     let result = bench.call(json!({"command": "seq 1 100000"})).await;
     assert!(!result.is_error);
@@ -347,11 +347,20 @@ async fn long_output_is_tail_truncated_and_saved_whole() {
         "{name}"
     );
     let text = result.text_content();
-    assert!(text.starts_with("98001\n"), "{}", &text[..20]);
-    assert!(text.ends_with(&format!(
-        "\n100000\n\n[Showing lines 98001-100000 of 100000. Full output: {}]",
+    assert!(text.starts_with("1\n2\n"), "{}", &text[..20]);
+    assert!(text.contains(&format!(
+        "\n500\n… 98,022 lines omitted (lines 501-98,522); full output: {} …\n98523\n",
         path.display()
     )));
+    assert!(text.ends_with(&format!(
+        "\n100000\n\n[Showing lines 1-500 and 98523-100000 of 100000. Full output: {}]",
+        path.display()
+    )));
+    assert_eq!(
+        details["truncation"]["omittedLines"],
+        json!({"from": 501, "to": 98522})
+    );
+    assert_eq!(details["truncation"]["signalLines"], json!([]));
     let expected: String = (1..=100_000).map(|i| format!("{i}\n")).collect();
     assert_eq!(std::fs::read_to_string(&path).unwrap(), expected);
     assert_eq!(details["truncation"]["truncatedBy"], "lines");

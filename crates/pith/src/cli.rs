@@ -246,6 +246,17 @@ pub(crate) struct WorkspaceArgs {
     /// default they refuse and name the changed lines; files never read are not checked).
     #[arg(long)]
     pub(crate) no_stale_check: bool,
+    /// Running background jobs (bash with background, yield or tty) a session may hold.
+    /// Example: --max-jobs 4
+    #[arg(long, value_name = "N", default_value_t = pith_tools::DEFAULT_MAX_JOBS)]
+    pub(crate) max_jobs: usize,
+
+    /// Set an environment variable for every command, over pith's defaults
+    /// (GIT_TERMINAL_PROMPT=0, GIT_EDITOR=true, PAGER=cat, GIT_PAGER=cat,
+    /// DEBIAN_FRONTEND=noninteractive, PIP_NO_INPUT=1, PYTHONUNBUFFERED=1); repeatable.
+    /// Example: --env GIT_PAGER=less
+    #[arg(long = "env", value_name = "NAME=VALUE")]
+    pub(crate) env: Vec<String>,
 }
 
 /// The safety flags: workspace roots, protected paths and the OS sandbox for bash.

@@ -91,6 +91,10 @@ pub(crate) struct Workspace {
     pub(crate) journal: bool,
     /// Not `--no-stale-check`: edit and write refuse a file that changed since it was read.
     pub(crate) stale_check: bool,
+    /// `--max-jobs`: running background jobs per session.
+    pub(crate) max_jobs: usize,
+    /// `--env NAME=VALUE`: variables every command gets, over the defaults.
+    pub(crate) env: Vec<(String, String)>,
     /// `--remote`: where the tools run instead of here. Until connected, `cwd`
     /// and `safety` are placeholders: the far side resolves them.
     pub(crate) remote: Option<pith_env::remote::RemoteOptions>,
@@ -133,6 +137,8 @@ impl Workspace {
         config.overwrite_policy = policy;
         config.bash.keep_output = keep_output || self.keep_output;
         config.stale_check = self.stale_check;
+        config.bash.max_jobs = self.max_jobs;
+        config.bash.env.clone_from(&self.env);
         config.workspace = self.safety.workspace.clone();
         config.sandbox = self.safety.sandbox.clone();
         if self.journal
@@ -370,6 +376,8 @@ fn workspace(
         keep_output: args.keep_output,
         journal: !args.no_journal,
         stale_check: !args.no_stale_check,
+        max_jobs: args.max_jobs,
+        env: env_vars(&args.env)?,
         remote: None,
     })
 }
@@ -544,6 +552,21 @@ fn working_directory(cwd: Option<&Path>) -> Result<PathBuf, UsageError> {
 }
 
 /// Validates `--tools`; every name must be a known tool.
+/// `--env NAME=VALUE` entries, checked.
+pub(crate) fn env_vars(entries: &[String]) -> Result<Vec<(String, String)>, UsageError> {
+    entries
+        .iter()
+        .map(|entry| match entry.split_once('=') {
+            Some((name, value)) if !name.is_empty() && !name.contains('\0') => {
+                Ok((name.to_owned(), value.to_owned()))
+            }
+            _ => Err(UsageError(format!(
+                "--env takes NAME=VALUE, got '{entry}'; example: --env GIT_PAGER=less"
+            ))),
+        })
+        .collect()
+}
+
 pub(crate) fn selection(names: Option<&[String]>) -> Result<Vec<&'static str>, UsageError> {
     let Some(names) = names else {
         return Ok(TOOL_NAMES.to_vec());
@@ -591,7 +614,7 @@ mod tests {
         let error = selection(Some(&["reed".to_owned()])).unwrap_err();
         assert_eq!(
             error.0,
-            "unknown tool 'reed' in --tools; valid tools: read, bash, edit, write, grep, find, ls, apply_patch, undo"
+            "unknown tool 'reed' in --tools; valid tools: read, bash, edit, write, grep, find, ls, jobs, apply_patch, undo"
         );
     }
 

@@ -58,6 +58,8 @@ pub(crate) fn workspace(
         keep_output: args.keep_output,
         journal: !args.no_journal,
         stale_check: !args.no_stale_check,
+        max_jobs: args.max_jobs,
+        env: crate::config::env_vars(&args.env)?,
         tools: selection(args.selection.tools.as_deref())?,
         safety: Safety {
             workspace: None,

@@ -13,6 +13,7 @@ mod encodings;
 mod file_tools;
 mod file_tools_stress;
 mod history;
+mod jobs;
 mod mcp;
 mod promises;
 mod race;

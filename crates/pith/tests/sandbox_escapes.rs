@@ -72,7 +72,7 @@ fn text(output: &Output) -> String {
 }
 
 /// Live processes whose command line is exactly `sleep <marker>`.
-fn sleeps(marker: &str) -> Vec<u32> {
+pub(crate) fn sleeps(marker: &str) -> Vec<u32> {
     let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
         let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
@@ -93,7 +93,7 @@ fn sleeps(marker: &str) -> Vec<u32> {
 }
 
 /// Waits (at most [`PATIENCE`]) for every `sleep <marker>` to be gone; returns the survivors.
-fn survivors(marker: &str) -> Vec<u32> {
+pub(crate) fn survivors(marker: &str) -> Vec<u32> {
     let start = Instant::now();
     loop {
         let left = sleeps(marker);

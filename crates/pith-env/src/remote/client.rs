@@ -360,6 +360,14 @@ impl Exec for RemoteEnv {
         sink: &mut dyn OutputSink,
         cancel: CancellationToken,
     ) -> Result<ExecOutcome, ExecError> {
+        // Input is not forwarded yet: a pipe request runs with stdin at end of
+        // file (the sink never gets an input handle); a terminal is refused.
+        if request.stdin == crate::StdinMode::Tty {
+            return Err(ExecError::NotSupported(
+                "tty is not supported over a remote environment yet; run the command without tty"
+                    .to_owned(),
+            ));
+        }
         let (conn, mut ticket) = self
             .begin(Call::Exec((&request).into()))
             .await

@@ -401,7 +401,7 @@ impl From<ExecError> for ExecErrorWire {
             },
             ExecError::Sandbox(message) => ExecErrorWire::Sandbox(message),
             ExecError::Unsupported => ExecErrorWire::Unsupported,
-            ExecError::Io(message) => ExecErrorWire::Io(message),
+            ExecError::Io(message) | ExecError::NotSupported(message) => ExecErrorWire::Io(message),
         }
     }
 }

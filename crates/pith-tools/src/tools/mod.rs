@@ -7,21 +7,24 @@ use schemars::JsonSchema;
 use crate::{Tool, ToolAnnotations, ToolDefinition, schema_of};
 
 mod apply_patch;
-mod bash;
+pub(crate) mod bash;
 mod edit;
 mod find;
 mod grep;
+pub(crate) mod jobs;
 mod ls;
 mod output;
 mod read;
 mod undo;
 pub(crate) mod write;
 
-pub use bash::{BashConfig, SpawnHook, SpawnRequest};
+pub use bash::{BashConfig, DEFAULT_ENV, SpawnHook, SpawnRequest};
 pub use read::ReadConfig;
 
 /// Every tool name, in the canonical order.
-pub const TOOL_NAMES: [&str; 7] = ["read", "bash", "edit", "write", "grep", "find", "ls"];
+pub const TOOL_NAMES: [&str; 8] = [
+    "read", "bash", "edit", "write", "grep", "find", "ls", "jobs",
+];
 
 /// The optional tools, on only when named (`--tools …,apply_patch,undo`).
 pub const OPTIONAL_TOOL_NAMES: [&str; 2] = ["apply_patch", "undo"];
@@ -36,6 +39,7 @@ pub(crate) fn all() -> Vec<Arc<dyn Tool>> {
         Arc::new(grep::GrepTool::new()),
         Arc::new(find::FindTool::new()),
         Arc::new(ls::LsTool::new()),
+        Arc::new(jobs::JobsTool::new()),
         Arc::new(apply_patch::ApplyPatchTool::new()),
         Arc::new(undo::UndoTool::new()),
     ]

@@ -48,8 +48,22 @@ pub(crate) fn schema(tool: &str) -> Value {
                 "truncated": boolean,
                 "fullOutputPath": string,
                 "jobId": string,
+                "running": boolean,
             }),
             json!(["exitCode", "timedOut", "truncated"]),
+        ),
+        "jobs" => (
+            json!({
+                "action": {"type": "string", "enum": ["list", "output", "input", "kill"]},
+                "jobId": string,
+                "state": {"type": "string", "enum": ["running", "exited", "killed", "failed"]},
+                "exitCode": integer,
+                "signal": integer,
+                "truncated": boolean,
+                "fullOutputPath": string,
+                "jobs": {"type": "array", "items": {"type": "object"}},
+            }),
+            json!(["action"]),
         ),
         "grep" => (
             json!({
