@@ -10,7 +10,9 @@ answer the next call). Prints one PASS or FAIL line per check (with the server's
 when one failed); every tool's outputSchema and its structuredContent validated against
 it (jsonschema, which the SDK depends on), a full-output resource link read back, a
 duplicate in-flight request id answered with an error, and an explicit --cwd kept while
-roots are offered. Exits 1 if any check failed.
+roots are offered. Then `pith mcp --remote env --cwd DIR` (the far side on this machine,
+through the same local transport the Rust remote tests use): list, read, edit, bash with
+progress, cancel. Exits 1 if any check failed.
 """
 
 import asyncio
@@ -29,7 +31,7 @@ import mcp.types as types
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-SEVEN = ["read", "bash", "edit", "write", "grep", "find", "ls"]
+TOOLS = ["read", "bash", "edit", "write", "grep", "find", "ls", "jobs"]
 READ_ONLY = {"read", "grep", "find", "ls"}
 PNG_1X1 = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
@@ -103,7 +105,7 @@ async def call_each_tool(session, work):
     check("an unknown tool gives an error result", result.is_error and "nope" in text_of(result), text_of(result))
 
 
-async def progress_and_cancel(session, work):
+async def progress_and_cancel(session, work, label=""):
     updates = []
     # Explicit synchronisation instead of sleeps: the command prints its second line only
     # after a progress notification carrying the first reached this client.
@@ -118,12 +120,12 @@ async def progress_and_cancel(session, work):
         "bash", {"command": f"echo 1; until [ -e {go} ]; do sleep 0.01; done; echo 2", "timeout": 60},
         progress_callback=on_progress,
     )
-    check("slow bash finishes", not result.is_error and text_of(result).split() == ["1", "2"],
+    check(label + "slow bash finishes", not result.is_error and text_of(result).split() == ["1", "2"],
           text_of(result))
     counters = [progress for progress, _ in updates]
-    check("progress notifications arrive while bash runs", go.exists() and len(updates) >= 1, updates)
-    check("progress counters increase", counters == sorted(set(counters)), counters)
-    check("progress messages carry the output tail", any(message and "1" in message for _, message in updates),
+    check(label + "progress notifications arrive while bash runs", go.exists() and len(updates) >= 1, updates)
+    check(label + "progress counters increase", counters == sorted(set(counters)), counters)
+    check(label + "progress messages carry the output tail", any(message and "1" in message for _, message in updates),
           updates)
 
     # A marker unique to this run: no other process (an earlier run, a parallel one) matches it.
@@ -141,26 +143,26 @@ async def progress_and_cancel(session, work):
         group.start_soon(sleeping_call)
         # Explicit synchronisation: cancel only once the sleep runs.
         started = await wait_for(lambda: process_alive(marker), 30)
-        check("the sleep started before the cancel", started, marker)
+        check(label + "the sleep started before the cancel", started, marker)
         # Cancelling the caller makes the SDK send notifications/cancelled for the request.
         group.cancel_scope.cancel()
     error = outcome.get("error")
-    check("the cancelled call ends in cancellation, with no result",
+    check(label + "the cancelled call ends in cancellation, with no result",
           "result" not in outcome and isinstance(error, anyio.get_cancelled_exc_class()), outcome)
     # Mutation that makes this fail: pith-mcp ignoring notifications/cancelled (not
     # cancelling the call's token) leaves the sleep running for 1000 s.
     gone = await wait_for(lambda: not process_alive(marker), 20)
-    check("the cancelled sleep's process is gone", gone, marker)
+    check(label + "the cancelled sleep's process is gone", gone, marker)
 
     result = await session.call_tool("bash", {"command": "echo still-serving"})
-    check("the server still answers after the cancel",
+    check(label + "the server still answers after the cancel",
           not result.is_error and text_of(result).strip() == "still-serving", text_of(result))
 
 
 async def structured_output(session, work):
     """Every tool declares an outputSchema; its structuredContent is valid against it."""
     tools = {tool.name: tool for tool in (await session.list_tools()).tools}
-    for name in SEVEN:
+    for name in TOOLS:
         schema = tools[name].output_schema
         check(f"{name} declares an outputSchema", isinstance(schema, dict) and schema.get("type") == "object", schema)
     calls = [
@@ -172,6 +174,7 @@ async def structured_output(session, work):
         ("grep", {"pattern": "hello"}),
         ("find", {"pattern": "*.txt"}),
         ("ls", {"path": "."}),
+        ("jobs", {"action": "list"}),
     ]
     for name, args in calls:
         result = await session.call_tool(name, args)
@@ -277,6 +280,178 @@ async def cwd_kept_with_roots(pith, work, elsewhere, errlog):
             check("the offered root is still writable", not result.is_error, text_of(result))
 
 
+async def remote_session(pith, far, errlog):
+    """`pith mcp --remote env`: the tools run in a far `pith serve`, reached through `env`."""
+    (far / "hello.txt").write_text("hello far\n")
+    params = StdioServerParameters(
+        command=pith,
+        args=["mcp", "--remote", "env", "--remote-pith", pith, "--cwd", str(far)],
+        env=dict(os.environ),
+    )
+    async with stdio_client(params, errlog=errlog) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            names = [tool.name for tool in (await session.list_tools()).tools]
+            check("remote: tools/list gives the eight tools", names == TOOLS, names)
+            result = await session.call_tool("read", {"path": "hello.txt"})
+            check("remote: read returns the far file", not result.is_error and "hello far" in text_of(result),
+                  text_of(result))
+            result = await session.call_tool(
+                "edit", {"path": "hello.txt", "edits": [{"oldText": "far", "newText": "there"}]}
+            )
+            check("remote: edit changes the far file",
+                  not result.is_error and (far / "hello.txt").read_text() == "hello there\n", text_of(result))
+            result = await session.call_tool("bash", {"command": "pwd"})
+            check("remote: bash runs in the far --cwd", text_of(result).strip() == str(far), text_of(result))
+            # Progress, cancel (the far sleep must be gone) and still serving, as locally.
+            await progress_and_cancel(session, far, "remote: ")
+
+
+async def history_tools(pith, tmp):
+    """apply_patch and undo, on with --tools, journaled under a private XDG_STATE_HOME."""
+    work = Path(tmp, "history").resolve()
+    work.mkdir()
+    (work / "b.txt").write_text("one\ntwo\n")
+    env = dict(os.environ, XDG_STATE_HOME=str(Path(tmp, "state")))
+    params = StdioServerParameters(
+        command=pith, args=["mcp", "--cwd", str(work), "--tools", "read,edit,write,apply_patch,undo"], env=env
+    )
+    with open(Path(tmp, "history-stderr.log"), "w") as errlog:
+        async with stdio_client(params, errlog=errlog) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                names = [tool.name for tool in (await session.list_tools()).tools]
+                check("--tools turns apply_patch and undo on", "apply_patch" in names and "undo" in names, names)
+                group = {"pith/group": "turn-1"}
+                patch = ("*** Begin Patch\n*** Add File: a.txt\n+added\n*** Update File: b.txt\n@@\n one\n-two\n+TWO\n"
+                         "*** End Patch\n")
+                result = await session.call_tool("apply_patch", {"patch": patch}, meta=group)
+                details = (result.meta or {}).get("pith/details") or {}
+                check("apply_patch changes both files",
+                      not result.is_error and (work / "a.txt").read_text() == "added\n"
+                      and (work / "b.txt").read_text() == "one\nTWO\n", text_of(result))
+                check("apply_patch details carry a patch per file",
+                      len(details.get("files", [])) == 2 and "+TWO" in details["files"][1].get("patch", ""), details)
+                result = await session.call_tool("write", {"path": "c.txt", "content": "c\n"}, meta=group)
+                check("write in the same group", not result.is_error, text_of(result))
+                result = await session.call_tool("apply_patch", {"patch": "*** Begin Patch\n*** Bogus\n*** End Patch"})
+                check("a malformed patch names the line", result.is_error and "patch line 2" in text_of(result),
+                      text_of(result))
+                result = await session.call_tool("undo", {})
+                check("undo reverts the whole request group",
+                      not result.is_error and not (work / "a.txt").exists() and not (work / "c.txt").exists()
+                      and (work / "b.txt").read_text() == "one\ntwo\n", text_of(result))
+                result = await session.call_tool("undo", {})
+                check("undoing the undo redoes it",
+                      not result.is_error and (work / "a.txt").exists() and (work / "c.txt").exists()
+                      and (work / "b.txt").read_text() == "one\nTWO\n", text_of(result))
+
+
+def free_port():
+    import socket
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def port_free(port):
+    """Nothing listens on the port any more (a connection is refused)."""
+    import socket
+    with socket.socket() as sock:
+        return sock.connect_ex(("127.0.0.1", port)) != 0
+
+
+async def jobs_over_mcp(pith, work, errlog):
+    """Background jobs, tty, yield, input, job-end notices and the progress heartbeat over MCP;
+    every job is gone once the client closes stdin."""
+    notices = []
+
+    async def on_log(params):
+        notices.append(str(params.data))
+
+    seconds = f"1000.{os.getpid()}{random.randrange(10**9)}"
+    marker = f"sleep {seconds}"
+    params = StdioServerParameters(command=pith, args=["mcp", "--cwd", str(work)], env=dict(os.environ))
+    async with stdio_client(params, errlog=errlog) as (read, write):
+        async with ClientSession(read, write, logging_callback=on_log) as session:
+            await session.initialize()
+            port = free_port()
+            result = await session.call_tool("bash", {
+                "command": f"sleep 0.7; exec python3 -m http.server {port} --bind 127.0.0.1", "background": True})
+            job = (result.structured_content or {}).get("jobId")
+            check("background bash returns a job id at once", not result.is_error and job is not None,
+                  text_of(result))
+            result = await session.call_tool("jobs", {"action": "output", "id": job, "wait": 20,
+                                                      "until": "Serving HTTP"})
+            check("jobs output waits until the server says it is serving",
+                  "Serving HTTP" in text_of(result), text_of(result))
+            result = await session.call_tool("bash", {
+                "command": f"python3 -c 'import urllib.request as u; print(u.urlopen(\"http://127.0.0.1:{port}/\").status)'"})
+            check("a second bash call fetches a page from the job", text_of(result).strip() == "200",
+                  text_of(result))
+            result = await session.call_tool("jobs", {"action": "kill", "id": job})
+            check("jobs kill reports the job killed",
+                  (result.structured_content or {}).get("state") == "killed", text_of(result))
+            check("the port is free after the kill", await wait_for(lambda: port_free(port), 5), port)
+
+            result = await session.call_tool("bash", {"command": "python3 -q", "tty": True})
+            repl = (result.structured_content or {}).get("jobId")
+            result = await session.call_tool("jobs", {"action": "input", "id": repl, "text": "1+1\n"})
+            seen = text_of(result)
+            result = await session.call_tool("jobs", {"action": "output", "id": repl, "wait": 20,
+                                                      "until": "(?m)^2\\r?$"})
+            seen += text_of(result)
+            check("a Python REPL under tty answers 1+1 with 2", "\n2\r\n" in seen or "\n2\n" in seen, seen)
+            result = await session.call_tool("jobs", {"action": "output", "id": repl, "wait": 1})
+            check("the idle REPL is reported as probably waiting for input",
+                  "probably waiting for input" in text_of(result), text_of(result))
+            await session.call_tool("jobs", {"action": "kill", "id": repl})
+
+            result = await session.call_tool("bash", {"command": "sleep 3; echo slept", "yield": 0.5})
+            slow = (result.structured_content or {}).get("jobId")
+            check("yield on a 3-second command returns a job id", slow is not None, text_of(result))
+            result = await session.call_tool("jobs", {"action": "output", "id": slow, "wait": 30})
+            check("jobs output with wait returns exit 0",
+                  (result.structured_content or {}).get("exitCode") == 0 and "slept" in text_of(result),
+                  text_of(result))
+
+            result = await session.call_tool("bash", {
+                "command": "read -r -p 'name? ' name; echo hello $name", "background": True})
+            asker = (result.structured_content or {}).get("jobId")
+            result = await session.call_tool("jobs", {"action": "input", "id": asker, "text": "pith\n"})
+            check("input reaches a read prompt", "hello pith" in text_of(result), text_of(result))
+
+            flag = work / f"job-{seconds}.go"
+            result = await session.call_tool("bash", {
+                "command": f"until [ -e {flag} ]; do sleep 0.05; done; echo finished; exit 4", "background": True})
+            ender = (result.structured_content or {}).get("jobId")
+            flag.touch()
+            await wait_for(lambda: any(f"job {ender} " in notice for notice in notices), 10)
+            check("a job that ends is announced as an MCP log message",
+                  any(f"job {ender} " in n and "exited with code 4" in n for n in notices), notices)
+            result = await session.call_tool("ls", {"path": "."})
+            check("a job that ends is announced in the next result",
+                  f"[job {ender} " in text_of(result) and "exited with code 4" in text_of(result),
+                  text_of(result))
+
+            beats = []
+
+            async def on_progress(progress, total, message):
+                beats.append(message)
+
+            result = await session.call_tool("bash", {"command": "sleep 7"}, progress_callback=on_progress)
+            check("a silent command still sends progress heartbeats with its elapsed time",
+                  any(message and message.startswith("running for") for message in beats), beats)
+
+            for index in range(5):
+                await session.call_tool("bash", {
+                    "command": f"setsid {marker} & nohup {marker} >/dev/null & ({marker} &); {marker}",
+                    "background": True})
+            check("background jobs with escaping children are running", process_alive(marker), marker)
+    check("every job and its escapees are gone after stdin EOF",
+          await wait_for(lambda: not process_alive(marker), 10), marker)
+
+
 async def main(pith):
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp, "workspace").resolve()
@@ -299,7 +474,7 @@ async def main(pith):
 
                     tools = (await session.list_tools()).tools
                     names = [tool.name for tool in tools]
-                    check("tools/list gives the seven tools", names == SEVEN, names)
+                    check("tools/list gives the eight tools", names == TOOLS, names)
                     for tool in tools:
                         hints = tool.annotations
                         check(f"{tool.name} annotations",
@@ -311,8 +486,13 @@ async def main(pith):
                     await progress_and_cancel(session, work)
                     await structured_output(session, work)
                     await resource_link_read_back(session)
+            await jobs_over_mcp(pith, work, errlog)
             await duplicate_request_id(pith, elsewhere)
             await cwd_kept_with_roots(pith, work, elsewhere, errlog)
+            far = Path(tmp, "far").resolve()
+            far.mkdir()
+            await remote_session(pith, far, errlog)
+        await history_tools(pith, tmp)
         if failures:
             print("--- server stderr ---")
             print(Path(tmp, "server-stderr.log").read_text())

@@ -77,7 +77,7 @@ run_inspector --method tools/list > "$scratch/list.json"
 python3 - "$scratch/list.json" <<'PY'
 import json, sys
 names = [tool["name"] for tool in json.load(open(sys.argv[1]))["tools"]]
-expected = ["read", "bash", "edit", "write", "grep", "find", "ls"]
+expected = ["read", "bash", "edit", "write", "grep", "find", "ls", "jobs"]
 assert names == expected, f"tools/list gave {names}, expected {expected}"
 print("PASS inspector tools/list:", ", ".join(names))
 PY

@@ -177,6 +177,10 @@ pub enum ExecError {
     /// Reading the output failed.
     #[error("Failed to read command output: {0}")]
     Io(String),
+    /// The adapter cannot do what the request asks (e.g. a pseudo-terminal
+    /// over a remote environment); the message says what and what to do.
+    #[error("{0}")]
+    NotSupported(String),
 }
 
 /// A failure of a search request.

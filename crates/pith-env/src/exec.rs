@@ -22,11 +22,61 @@ pub enum OutputStream {
 pub trait OutputSink: Send {
     /// Called for every chunk read from the child's pipes.
     fn output(&mut self, stream: OutputStream, bytes: &[u8]);
+
+    /// Called once, right after the spawn, when the request asked for a
+    /// writable stdin ([`StdinMode::Pipe`] or [`StdinMode::Tty`]) and the
+    /// adapter provides one. Default: the input is dropped (stdin then reads
+    /// end of file once the adapter notices).
+    fn input(&mut self, input: ProcessInput) {
+        drop(input);
+    }
 }
 
 impl<F: FnMut(OutputStream, &[u8]) + Send> OutputSink for F {
     fn output(&mut self, stream: OutputStream, bytes: &[u8]) {
         self(stream, bytes)
+    }
+}
+
+/// What a command's stdin is.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum StdinMode {
+    /// `/dev/null`: a read sees end of file at once (the default; no command
+    /// can hang waiting for input).
+    #[default]
+    Null,
+    /// A pipe the caller writes through the [`ProcessInput`] handed to
+    /// [`OutputSink::input`]. There is still no controlling terminal.
+    Pipe,
+    /// A pseudo-terminal: stdin, stdout and stderr are its slave side and it
+    /// is the command's controlling terminal (output arrives as
+    /// [`OutputStream::Stdout`]); input goes through the [`ProcessInput`].
+    Tty,
+}
+
+/// Writes to a running command's stdin (a pipe or a pseudo-terminal).
+///
+/// Writes are queued and performed in order by the adapter, so a command that
+/// does not read never blocks the writer. Dropping every clone closes the pipe
+/// (a pseudo-terminal stays open until the command ends).
+#[derive(Clone, Debug)]
+pub struct ProcessInput {
+    sender: tokio::sync::mpsc::UnboundedSender<Vec<u8>>,
+}
+
+impl ProcessInput {
+    /// A handle and the receiving end an adapter drains into the stdin.
+    pub fn channel() -> (ProcessInput, tokio::sync::mpsc::UnboundedReceiver<Vec<u8>>) {
+        let (sender, receiver) = tokio::sync::mpsc::unbounded_channel();
+        (ProcessInput { sender }, receiver)
+    }
+
+    /// Queues `bytes` for the command's stdin. Fails once the command's stdin
+    /// is closed (the command ended or closed it).
+    pub fn send(&self, bytes: &[u8]) -> Result<(), ExecError> {
+        self.sender
+            .send(bytes.to_vec())
+            .map_err(|_| ExecError::Io("the command's input is closed".to_owned()))
     }
 }
 
@@ -51,6 +101,11 @@ pub struct ExecRequest {
     pub idle_grace: Duration,
     /// The OS sandbox to run the command in (default: none).
     pub sandbox: SandboxPolicy,
+    /// What stdin is (default: `/dev/null`). Adapters that cannot provide a
+    /// pipe or a pseudo-terminal refuse [`StdinMode::Tty`] with
+    /// [`ExecError::Unsupported`]-like errors and may run [`StdinMode::Pipe`]
+    /// requests with stdin at end of file (never calling [`OutputSink::input`]).
+    pub stdin: StdinMode,
 }
 
 impl ExecRequest {
@@ -66,6 +121,7 @@ impl ExecRequest {
             timeout: None,
             idle_grace: Duration::from_millis(100),
             sandbox: SandboxPolicy::off(),
+            stdin: StdinMode::Null,
         }
     }
 }
@@ -131,9 +187,10 @@ pub trait OutputLog: Send {
 /// The process port.
 ///
 /// Contract every adapter keeps:
-/// - The command runs in a new process group with stdin from `/dev/null`;
-///   stdout and stderr are pipes read concurrently and handed to the sink in
-///   arrival order.
+/// - The command runs in a new process group with no controlling terminal
+///   and stdin from `/dev/null` (unless the request asks for a pipe or a
+///   pseudo-terminal, see [`StdinMode`]); stdout and stderr are pipes read
+///   concurrently and handed to the sink in arrival order.
 /// - On timeout or cancel the whole group is killed; the call then returns
 ///   promptly (it never waits on pipes a killed tree left open).
 /// - After the main process exits, output is read until the pipes close or

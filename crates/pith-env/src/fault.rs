@@ -69,6 +69,8 @@ pub enum Operation {
     Canonicalize,
     /// [`FileSystem::create_dir_all`](crate::FileSystem::create_dir_all).
     CreateDirAll,
+    /// [`FileSystem::remove_file`](crate::FileSystem::remove_file).
+    RemoveFile,
     /// [`Exec::exec`](crate::Exec::exec) (the spawn and the wait).
     Exec,
     /// [`Exec::create_output_log`](crate::Exec::create_output_log).
@@ -83,7 +85,7 @@ pub enum Operation {
 
 impl Operation {
     /// Every operation.
-    pub const ALL: [Operation; 15] = [
+    pub const ALL: [Operation; 16] = [
         Operation::Read,
         Operation::ReadRange,
         Operation::Open,
@@ -94,6 +96,7 @@ impl Operation {
         Operation::ReadDir,
         Operation::Canonicalize,
         Operation::CreateDirAll,
+        Operation::RemoveFile,
         Operation::Exec,
         Operation::CreateOutputLog,
         Operation::OutputLogWrite,
@@ -114,6 +117,7 @@ impl Operation {
             Operation::ReadDir => "read_dir",
             Operation::Canonicalize => "canonicalize",
             Operation::CreateDirAll => "create_dir_all",
+            Operation::RemoveFile => "remove_file",
             Operation::Exec => "exec",
             Operation::CreateOutputLog => "create_output_log",
             Operation::OutputLogWrite => "output_log_write",

@@ -68,6 +68,21 @@ pub struct Splice {
     pub bytes: Vec<u8>,
 }
 
+/// [`FileSystem::write_spliced`] the portable way: the whole file read, spliced
+/// in memory and written back atomically.
+pub(crate) async fn write_spliced_portably<F: FileSystem + ?Sized>(
+    fs: &F,
+    path: &Path,
+    splices: &[Splice],
+) -> Result<(), FsError> {
+    let old = fs.read(path).await?;
+    let new = splice_bytes(&old, splices).map_err(|detail| {
+        FsError::new(crate::FsErrorKind::InvalidInput, path).with_detail(detail)
+    })?;
+    drop(old);
+    fs.write_atomic(path, &new).await
+}
+
 /// Checks that `splices` are sorted, disjoint and within a file of `len` bytes.
 pub(crate) fn check_splices(splices: &[Splice], len: u64) -> Result<(), String> {
     let mut end = 0;
@@ -212,12 +227,7 @@ pub trait FileSystem: Send + Sync {
     /// adapter is correct but moves the whole file, so a remote adapter should
     /// forward the call and splice on the far side.
     async fn write_spliced(&self, path: &Path, splices: &[Splice]) -> Result<(), FsError> {
-        let old = self.read(path).await?;
-        let new = splice_bytes(&old, splices).map_err(|detail| {
-            FsError::new(crate::FsErrorKind::InvalidInput, path).with_detail(detail)
-        })?;
-        drop(old);
-        self.write_atomic(path, &new).await
+        write_spliced_portably(self, path, splices).await
     }
 
     /// `stat`: follows symlinks.
@@ -239,6 +249,14 @@ pub trait FileSystem: Send + Sync {
     /// directories it created when the write itself fails). Adapters that
     /// cannot remove directories keep the default, which reports `Unsupported`.
     async fn remove_dir(&self, path: &Path) -> Result<(), FsError> {
+        Err(FsError::new(crate::FsErrorKind::Unsupported, path))
+    }
+
+    /// `unlink`: removes a file or a symlink (never what a symlink points to;
+    /// `apply_patch` deletes files and `undo` removes a file a write created).
+    /// Confined views ask the write guard first. Adapters that cannot remove
+    /// files keep the default, which reports `Unsupported`.
+    async fn remove_file(&self, path: &Path) -> Result<(), FsError> {
         Err(FsError::new(crate::FsErrorKind::Unsupported, path))
     }
 

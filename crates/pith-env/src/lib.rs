@@ -45,7 +45,8 @@ pub mod conformance;
 pub use crate::env::Env;
 pub use crate::error::{ExecError, FsError, FsErrorKind, SearchError};
 pub use crate::exec::{
-    Exec, ExecOutcome, ExecRequest, ExitStatus, OutputLog, OutputSink, OutputStream, Termination,
+    Exec, ExecOutcome, ExecRequest, ExitStatus, OutputLog, OutputSink, OutputStream, ProcessInput,
+    StdinMode, Termination,
 };
 pub use crate::fs::{
     Confinement, DirEntry, FileKind, FileReader, FileSystem, Metadata, Splice, WriteGuard,

@@ -11,6 +11,7 @@
 
 mod filter;
 mod mount;
+mod protect;
 
 use std::fmt;
 use std::io;
@@ -90,7 +91,10 @@ pub struct SandboxPolicy {
     pub writable: Vec<PathBuf>,
     /// Paths inside the writable directories that commands may not change
     /// (workspace-write mode; `--protect`). Each writable directory's `.git`
-    /// is always added. Paths that do not exist when a command starts are skipped.
+    /// is always added. An entry with glob characters (`*?[{`) that is not an
+    /// existing path is a pattern (globset syntax, `/` literal), expanded to
+    /// what exists when each command starts. Paths that do not exist when a
+    /// command starts are skipped.
     pub read_only: Vec<PathBuf>,
     /// Deny new IPv4/IPv6 sockets (seccomp) and TCP bind/connect (Landlock).
     pub deny_network: bool,
@@ -138,7 +142,7 @@ impl SandboxPolicy {
 
     /// The paths made read-only inside the writable places: each root's `.git`
     /// (and, for a worktree, the git directory its `.git` file names) and
-    /// [`SandboxPolicy::read_only`]; only those that exist.
+    /// [`SandboxPolicy::read_only`], globs expanded; only those that exist now.
     pub fn protected_paths(&self) -> Vec<PathBuf> {
         if self.mode != SandboxMode::WorkspaceWrite {
             return Vec::new();
@@ -162,7 +166,11 @@ impl SandboxPolicy {
             add(git);
         }
         for path in &self.read_only {
-            add(path.clone());
+            if protect::is_glob(path) && !path.exists() {
+                protect::expand(path).into_iter().for_each(&mut add);
+            } else {
+                add(path.clone());
+            }
         }
         paths
     }
@@ -439,19 +447,24 @@ impl SandboxStatus {
                 .into(),
         );
         let reaper = is_subreaper();
+        let cgroups = crate::local::tree_cgroups_available();
         say(
             "escapees-killed",
-            reaper,
-            if reaper {
-                "processes that leave a command's process group (setsid, double fork, a cleared environment) are killed when pith exits; on timeout and cancel those that keep the environment are killed at once".into()
-            } else {
-                "processes that leave a command's process group and clear their environment (env -i setsid) outlive pith: this process is not a child subreaper".into()
+            reaper || cgroups,
+            match (cgroups, reaper) {
+                (true, _) => "processes that leave a command's process group (setsid, double fork, a cleared environment) are killed on timeout, on cancel and when pith exits (a cgroup v2 leaf per command)".into(),
+                (false, true) => "processes that leave a command's process group (setsid, double fork, a cleared environment) are killed when pith exits; on timeout and cancel those that keep the environment are killed at once".into(),
+                (false, false) => "processes that leave a command's process group and clear their environment (env -i setsid) outlive pith: this process is not a child subreaper and no cgroup v2 leaf can be made".into(),
             },
         );
         say(
             "escapees-after-sigkill",
-            false,
-            "if pith itself is SIGKILLed, an escapee that cleared its environment before pith noticed it survives (no cgroup v2 leaf is used)".into(),
+            cgroups,
+            if cgroups {
+                "if pith itself is SIGKILLed, its watchdog still kills every process of every command, escapees with a cleared environment included (cgroup.kill)".into()
+            } else {
+                "if pith itself is SIGKILLed, an escapee that cleared its environment survives: no writable cgroup v2 directory for a leaf per command".into()
+            },
         );
         let landlock = self.landlock_available();
         if policy.mode != SandboxMode::Off && !landlock {

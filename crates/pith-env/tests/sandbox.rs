@@ -286,6 +286,22 @@ async fn io_uring_and_tcp_cannot_reach_a_local_listener_under_deny_network() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     listener.set_nonblocking(true).unwrap();
     let port = listener.local_addr().unwrap().port();
+    // The attack itself: io_uring's own socket and connect operations.
+    let uring = python(&URING_CONNECT.replace("PORT", &port.to_string()));
+    // Control: unsandboxed, it reaches the listener (so the denials below are the sandbox's).
+    let (_, output) = run(SandboxPolicy::off(), &inside, &uring).await.unwrap();
+    assert!(output.contains("uring-connect-submitted"), "{output}");
+    assert!(
+        listener.accept().is_ok(),
+        "control: the io_uring connect did not arrive: {output}"
+    );
+    let deny = SandboxPolicy {
+        deny_network: true,
+        ..SandboxPolicy::default()
+    };
+    let (_, output) = run(deny, &inside, &uring).await.unwrap();
+    assert!(output.contains("uring-denied"), "{output}");
+    assert!(listener.accept().is_err(), "io_uring got through: {output}");
     let attack = python(&format!(
         "import ctypes, socket\n\
          libc = ctypes.CDLL(None, use_errno=True)\n\
@@ -310,6 +326,44 @@ async fn io_uring_and_tcp_cannot_reach_a_local_listener_under_deny_network() {
         assert!(output.contains("uring-denied"), "{output}");
     }
 }
+
+/// `io_uring_setup`, then `IORING_OP_SOCKET(AF_INET)` and `IORING_OP_CONNECT`
+/// to `127.0.0.1:PORT` through the rings: the path that bypassed the socket filter.
+const URING_CONNECT: &str = r#"import ctypes, mmap, socket, struct, sys
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+port = PORT
+params = ctypes.create_string_buffer(120)
+fd = libc.syscall(425, 8, params)
+if fd < 0:
+    print('uring-denied', ctypes.get_errno()); sys.exit()
+p = params.raw
+sq_entries, cq_entries = struct.unpack_from('II', p, 0)
+sq_head, sq_tail, sq_mask, _, _, _, sq_array = struct.unpack_from('7I', p, 40)
+cq_head, cq_tail, cq_mask, _, _, cqes = struct.unpack_from('6I', p, 80)
+sq = mmap.mmap(fd, sq_array + sq_entries * 4, offset=0)
+sqes = mmap.mmap(fd, sq_entries * 64, offset=0x10000000)
+cq = mmap.mmap(fd, cqes + cq_entries * 16, offset=0x8000000)
+def run(opcode, target, off, addr, length):
+    tail = struct.unpack_from('I', sq, sq_tail)[0]
+    i = tail & sq_mask
+    sqes[i * 64:(i + 1) * 64] = struct.pack('BBHiQQII', opcode, 0, 0, target, off, addr, length, 0) + bytes(32)
+    struct.pack_into('I', sq, sq_array + i * 4, i)
+    struct.pack_into('I', sq, sq_tail, tail + 1)
+    if libc.syscall(426, fd, 1, 1, 1, None, 0) < 0:
+        return -ctypes.get_errno()
+    head = struct.unpack_from('I', cq, cq_head)[0]
+    res = struct.unpack_from('i', cq, cqes + (head & cq_mask) * 16 + 8)[0]
+    struct.pack_into('I', cq, cq_head, head + 1)
+    return res
+sock = run(45, socket.AF_INET, socket.SOCK_STREAM, 0, 0)
+if sock < 0:
+    print('uring-socket-failed', -sock); sys.exit()
+addr = ctypes.create_string_buffer(struct.pack('!HH4s8x', 0, port, socket.inet_aton('127.0.0.1')))
+struct.pack_into('H', addr, 0, socket.AF_INET)
+run(16, sock, 16, ctypes.addressof(addr), 0)
+print('uring-connect-submitted')
+"#;
 
 /// Issue 21, escape 2: raw packet, vsock, XDP and netlink sockets (but
 /// NETLINK_ROUTE) are denied in a sandbox.

@@ -1,4 +1,6 @@
-//! LocalEnv's search port on fixture trees built in temp dirs.
+//! The search port on fixture trees built in temp dirs. Run against LocalEnv
+//! here and, included by the pith crate's remote tests, against a RemoteEnv
+//! (`super::port` says which).
 
 use std::fs;
 use std::io::Write;
@@ -6,9 +8,10 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use super::port::env;
 use pith_env::{
     BinaryFile, CancellationToken, FindOutput, FindRequest, GrepLine, GrepOutput, GrepRequest,
-    LocalEnv, Search, SearchError,
+    Search, SearchError,
 };
 use tempfile::TempDir;
 
@@ -31,9 +34,7 @@ fn request(root: &Path, pattern: &str) -> GrepRequest {
 }
 
 async fn grep(request: GrepRequest) -> Result<GrepOutput, SearchError> {
-    LocalEnv::new()
-        .grep(request, CancellationToken::new())
-        .await
+    env().await.grep(request, CancellationToken::new()).await
 }
 
 async fn grep_rows(request: GrepRequest) -> Vec<String> {
@@ -57,9 +58,7 @@ async fn find(root: &Path, pattern: &str, limit: usize) -> Result<FindOutput, Se
         root: root.to_path_buf(),
         limit,
     };
-    LocalEnv::new()
-        .find(request, CancellationToken::new())
-        .await
+    env().await.find(request, CancellationToken::new()).await
 }
 
 async fn found(root: &Path, pattern: &str) -> Vec<String> {
@@ -422,7 +421,8 @@ async fn a_cancelled_search_reports_cancelled() {
     let dir = ignore_tree();
     let cancel = CancellationToken::new();
     cancel.cancel();
-    let error = LocalEnv::new()
+    let error = env()
+        .await
         .grep(request(dir.path(), "needle"), cancel)
         .await
         .unwrap_err();

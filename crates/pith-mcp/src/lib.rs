@@ -32,6 +32,7 @@
 //! ```
 
 mod convert;
+mod notices;
 mod progress;
 mod resources;
 mod roots;

@@ -12,6 +12,9 @@ use tokio_util::sync::CancellationToken;
 
 /// At most one notification per this interval; newer updates replace unsent ones.
 const MIN_INTERVAL: Duration = Duration::from_millis(100);
+/// A call that sends nothing for this long sends a heartbeat (its elapsed
+/// time), so clients that reset their timeout on progress keep waiting.
+pub(crate) const HEARTBEAT: Duration = Duration::from_secs(3);
 
 /// Forwards the updates of one call to the client while the call runs.
 pub(crate) struct Progress {
@@ -28,13 +31,21 @@ impl Progress {
         let stop = done.clone();
         let task = tokio::spawn(async move {
             let mut count = 0_u32;
+            let started = tokio::time::Instant::now();
             loop {
-                tokio::select! {
+                let message = tokio::select! {
                     biased;
                     () = stop.cancelled() => break,
-                    changed = receiver.changed() => if changed.is_err() { break },
-                }
-                let message = receiver.borrow_and_update().clone();
+                    changed = receiver.changed() => {
+                        if changed.is_err() {
+                            break;
+                        }
+                        receiver.borrow_and_update().clone()
+                    }
+                    () = tokio::time::sleep(HEARTBEAT) => {
+                        format!("running for {}s", started.elapsed().as_secs())
+                    }
+                };
                 count += 1;
                 let param = ProgressNotificationParam::new(token.clone(), f64::from(count))
                     .with_message(message);

@@ -76,7 +76,13 @@ impl PithServer {
 
     /// The connection's session, opened on first use.
     async fn session(&self, peer: &Peer<RoleServer>) -> &Session {
-        self.session.get_or_init(|| self.open_session(peer)).await
+        self.session
+            .get_or_init(|| async {
+                let session = self.open_session(peer).await;
+                crate::notices::forward(&session, peer.clone());
+                session
+            })
+            .await
     }
 
     async fn open_session(&self, peer: &Peer<RoleServer>) -> Session {
@@ -150,11 +156,17 @@ fn params_problem<P: serde::de::DeserializeOwned>(params: Value) -> Option<Strin
         .map(|error| error.to_string())
 }
 
-/// The server's capabilities, identity and instructions.
+/// The server's capabilities, identity and instructions. Logging is on for the
+/// job-end notices (see `notices`).
+#[allow(
+    deprecated,
+    reason = "MCP logging carries the job-end notices; rmcp marks it deprecated by SEP-2577"
+)]
 fn server_config(toolset: &ToolSet, keep_cwd: bool) -> ServerConfig {
     let capabilities = ServerCapabilities::builder()
         .enable_tools()
         .enable_resources()
+        .enable_logging()
         .build();
     ServerConfig::new(capabilities)
         .with_server_info(Implementation::new("pith", env!("CARGO_PKG_VERSION")))
@@ -232,6 +244,15 @@ impl ServerHandler for PithServer {
         let options = CallOptions {
             cancel: context.ct.clone(),
             updates: progress.as_ref().map(Progress::updates),
+            // Calls sharing `_meta["pith/group"]` are undone together; otherwise
+            // each request is its own group.
+            group: Some(
+                context
+                    .meta
+                    .get("pith/group")
+                    .and_then(Value::as_str)
+                    .map_or_else(pith_tools::new_group_id, str::to_owned),
+            ),
         };
         let result = match ticket {
             Some(ticket) => {

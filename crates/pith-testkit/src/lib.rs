@@ -42,6 +42,9 @@ pub enum Prerequisite {
     Ssh,
     /// A Python interpreter with the packages the test needs.
     Python,
+    /// A cgroup v2 directory where this process may create a child cgroup
+    /// and move processes into it (root, or a delegated subtree).
+    Cgroup2,
     /// Anything else; the key is `other`.
     Other,
 }
@@ -57,6 +60,7 @@ impl Prerequisite {
             Prerequisite::UserNamespaces => "userns",
             Prerequisite::Ssh => "ssh",
             Prerequisite::Python => "python",
+            Prerequisite::Cgroup2 => "cgroup2",
             Prerequisite::Other => "other",
         }
     }

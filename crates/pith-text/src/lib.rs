@@ -18,6 +18,14 @@
 //!   it belongs at in the file (kept lines byte for byte, changed lines at the depth of the
 //!   line they replace, inserted lines where their neighbours agree), and an edit whose
 //!   depths cannot be told is refused rather than written with a broken structure.
+//! - **Encodings** ([`decode`] → [`DecodedText`] or [`NotText`], [`encode`],
+//!   [`encode_edited`]): BOM → UTF-8 → a confident `chardetng` guess that round-trips;
+//!   edited text re-encoded with every unchanged line's bytes copied from the original;
+//!   characters an encoding lacks named as [`Unrepresentable`]. [`LineHasher`] and
+//!   [`changed_lines`] say which lines of a file changed (the staleness check).
+//! - **Patches** ([`parse_patch`] → [`Patch`], [`apply_hunks`] → [`PatchedFile`]): the
+//!   `*** Begin Patch` envelope GPT-family models write, parsed with errors naming the line,
+//!   and one file's hunks applied through the same ladder as edits.
 //! - **Diffs** ([`display_diff`] → [`DisplayDiff`], [`unified_patch`]): a numbered diff for
 //!   display and a unified patch that `patch` and `git apply` accept.
 //!
@@ -71,22 +79,37 @@
 mod closest;
 mod diff;
 mod edit;
+mod encoding;
 mod error;
 mod indent;
 mod lines;
 mod middle;
 mod names;
 mod normalize;
+mod patch;
 mod search;
+mod signal;
 mod style;
 mod truncate;
 mod whitespace;
 
 pub use diff::{DisplayDiff, display_diff, unified_patch};
 pub use edit::{Edit, EditMatch, EditOutcome, MatchTier, apply_edits, apply_edits_replacing_all};
+pub use encoding::{
+    ChangedLines, DecodedText, EncodeError, LineHasher, MAX_HASHED_LINES, NotText, TextEncoding,
+    Unrepresentable, changed_lines, check_representable, decode, encode, encode_edited,
+};
 pub use error::{ClosestFragment, EditError};
 pub use names::similar_names;
 pub use normalize::{Normalized, normalize_for_fuzzy};
+pub use patch::{
+    FileChange, FilePatch, Hunk, HunkError, HunkLine, HunkMatch, Patch, PatchError, PatchedFile,
+    apply_hunks, parse_patch,
+};
+pub use signal::{
+    MAX_SIGNAL_LINES, SIGNAL_LINE_CHARS, SignalLine, SignalLines, format_count, is_signal_line,
+    omission_marker,
+};
 pub use truncate::{
     DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, MAX_LINE_CHARS, TruncatedBy, Truncation,
     TruncationLimits, clip_line, count_lines, format_size, truncate_head, truncate_tail,

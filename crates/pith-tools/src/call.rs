@@ -1,7 +1,9 @@
 //! The call pipeline every tool runs through (see the contract on
 //! [`Tool`]): repair, hooks, validation, cancellation, the file's queue,
-//! `execute`, after-hooks. One place, so a tool's `execute` starts with its
-//! own logic and a host's tools get the same treatment as the built-in ones.
+//! `execute`, after-hooks, and last the lines of the session's background
+//! jobs that ended since its previous result. One place, so a tool's
+//! `execute` starts with its own logic and a host's tools get the same
+//! treatment as the built-in ones.
 //!
 //! # Hooks inside the queue
 //!
@@ -22,8 +24,55 @@ use tokio_util::sync::CancellationToken;
 use crate::args::parse_args;
 use crate::paths::describe_fs_error;
 use crate::policy::Access;
-use crate::queue::{ExclusiveError, exclusive};
-use crate::tool::{QueueUse, Tool, ToolContext, ToolDefinition, ToolError, ToolOutput, ToolResult};
+use crate::queue::{ExclusiveError, Ticket, exclusive};
+use crate::session::Session;
+use crate::tool::{
+    CallOptions, QueueUse, Tool, ToolContext, ToolDefinition, ToolError, ToolOutput, ToolResult,
+};
+
+/// One call of `name` by `session`: the whole pipeline, then the notices of
+/// the session's jobs that ended (`[job 3 ... exited with code 1; ...]`)
+/// added to whatever result the call has, an error's too.
+pub(crate) async fn call(
+    session: &Session,
+    ticket: Option<Ticket>,
+    name: &str,
+    args: Value,
+    options: CallOptions,
+) -> ToolResult {
+    let mut result = dispatch(session, ticket, name, args, options).await;
+    crate::tools::jobs::add_notices(&mut result, &session.jobs().take_notices());
+    result
+}
+
+/// Finds the tool and runs the call through it.
+async fn dispatch(
+    session: &Session,
+    ticket: Option<Ticket>,
+    name: &str,
+    args: Value,
+    options: CallOptions,
+) -> ToolResult {
+    let toolset = session.toolset();
+    let Some(tool) = toolset.tool(name) else {
+        let names: Vec<&str> = toolset.definitions().iter().map(|d| d.name).collect();
+        return ToolError::invalid(format!(
+            "Tool {} not found. Available tools: {}",
+            crate::paths::clip_chars(name, 60),
+            names.join(", ")
+        ))
+        .into();
+    };
+    // A tool that never queues gives its place up at once.
+    let ticket = tool
+        .takes_queue_turn()
+        .then(|| ticket.unwrap_or_else(|| toolset.queue().ticket_on(&toolset.env().fs)));
+    if options.cancel.is_cancelled() {
+        return ToolError::aborted().into();
+    }
+    let context = session.context(ticket, &options);
+    Arc::clone(tool).call(args, context, options.cancel).await
+}
 
 /// A tool behind the pipeline: what a [`ToolSet`](crate::toolset::ToolSet) stores.
 #[async_trait]
@@ -179,9 +228,11 @@ async fn in_target_queue<T: Tool>(
             (result, ran)
         }
     };
+    // The key is computed through the view the tool writes through (confined
+    // beneath the roots when the workspace is), so it names the file written.
     match exclusive(
         &context.queue,
-        &context.env.fs,
+        context.write_fs(),
         &path,
         ticket,
         &cancel,

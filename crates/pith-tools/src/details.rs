@@ -46,6 +46,11 @@ pub struct EditDetails {
     /// Per replaced block: which edit, how it matched (exact, normalised,
     /// whitespace) and the lines it matched in the original file.
     pub matches: Vec<EditMatch>,
+    /// The file's encoding, kept by the edit (`utf-8`, `utf-8 with BOM`,
+    /// `utf-16le`, ...); absent for a file too large to hold in memory
+    /// (edited as UTF-8 bytes, streamed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub encoding: Option<String>,
 }
 
 /// `bash`: how the output was kept and how the command ended. Empty (and
@@ -53,9 +58,10 @@ pub struct EditDetails {
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct BashDetails {
-    /// How the output tail shown was cut (last 2000 lines or 50 KiB), when it was.
+    /// How the output shown was cut (head and tail, or the last 2000 lines
+    /// or 50 KiB), when it was.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub truncation: Option<Truncation>,
+    pub truncation: Option<BashTruncation>,
     /// The file holding the whole output, when it was too long to show.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub full_output_path: Option<String>,
@@ -65,6 +71,31 @@ pub struct BashDetails {
     /// The exit code (absent in streaming updates; a signal's is 128 + its number).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub exit_code: Option<i32>,
+}
+
+/// `bash` (and `jobs output`): how the output was cut.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BashTruncation {
+    /// The limits, totals and what was kept.
+    #[serde(flatten)]
+    pub truncation: Truncation,
+    /// The omitted middle, when head and tail are shown.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub omitted_lines: Option<OmittedLines>,
+    /// Line numbers in the omitted middle that look like errors or warnings
+    /// (shown with the marker), when head and tail are shown.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub signal_lines: Option<Vec<u64>>,
+}
+
+/// A range of omitted output lines (1-based, inclusive).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct OmittedLines {
+    /// The first omitted line.
+    pub from: u64,
+    /// The last omitted line.
+    pub to: u64,
 }
 
 impl BashDetails {

@@ -31,16 +31,26 @@ mod args;
 mod call;
 pub mod details;
 mod hooks;
+mod jobs;
+mod journal;
 mod paths;
 mod policy;
 mod queue;
 mod session;
+mod stale;
+mod textfile;
 mod tool;
 mod tools;
 mod toolset;
 
 pub use crate::args::{ArgsError, parse_args, schema_of};
 pub use crate::hooks::{HookCall, HookDecision, Hooks, ToolHooks};
+pub use crate::jobs::{DEFAULT_MAX_JOBS, JobListener};
+pub use crate::journal::{
+    CallTag, DEFAULT_FILE_CAP, DEFAULT_TOTAL_CAP, EntryStatus, FileState, Journal, JournalEntry,
+    JournalError, JournalLimits, ListedEntry, UndoFile, UndoOptions, UndoOutcome, UndoReport,
+    UndoSelector, new_group_id, parse_since,
+};
 pub use crate::paths::{resolve_path, resolve_read_path};
 pub use crate::policy::{Access, WorkspacePolicy};
 pub use crate::queue::{MutationGuard, MutationQueue, Ticket};
@@ -49,5 +59,7 @@ pub use crate::tool::{
     CallOptions, Content, ErrorKind, QueueUse, Tool, ToolAnnotations, ToolContext, ToolDefinition,
     ToolError, ToolOutput, ToolResult, ToolUpdate, UpdateFn,
 };
-pub use crate::tools::{BashConfig, ReadConfig, SpawnHook, SpawnRequest, TOOL_NAMES};
+pub use crate::tools::{
+    BashConfig, DEFAULT_ENV, OPTIONAL_TOOL_NAMES, ReadConfig, SpawnHook, SpawnRequest, TOOL_NAMES,
+};
 pub use crate::toolset::{ToolConfig, ToolSet, ToolSetBuilder};

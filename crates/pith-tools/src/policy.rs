@@ -72,6 +72,23 @@ impl WorkspacePolicy {
         &self.roots
     }
 
+    /// The `--protect` globs as absolute patterns, one per root and glob
+    /// (`<root>/<glob>`, the root escaped), for the OS sandbox to expand when
+    /// each command starts (see `pith_env::SandboxPolicy::read_only`).
+    pub fn protected_under_roots(&self) -> Vec<String> {
+        let mut globs = Vec::new();
+        for pattern in &self.protect_patterns {
+            let Ok(glob) = protect_glob(pattern, &self.roots) else {
+                continue;
+            };
+            for root in &self.roots {
+                let root = globset::escape(&root.to_string_lossy());
+                globs.push(format!("{}/{}", root.trim_end_matches('/'), glob.glob()));
+            }
+        }
+        globs
+    }
+
     /// The protected globs as configured (besides `.git/`).
     pub fn protected(&self) -> &[String] {
         &self.protect_patterns

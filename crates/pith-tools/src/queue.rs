@@ -3,7 +3,9 @@
 //! The key of a path is the realpath of its nearest existing ancestor plus the
 //! components below it, so symlink aliases share a queue, and so do new files
 //! created through a symlinked directory (Pi #9389, where the key fell back to
-//! the unresolved path). Each key has a fair (FIFO) async mutex. A guard
+//! the unresolved path). The tools compute it through the same view they then
+//! write or read through (confined beneath the roots by handles when the
+//! workspace is), so the key names the file that view resolves to. Each key has a fair (FIFO) async mutex. A guard
 //! is released when dropped, on success, error or cancellation alike; map
 //! entries are removed when no call holds or waits for them.
 //!
@@ -287,25 +289,61 @@ impl MutationQueue {
         ticket: Ticket,
     ) -> Result<MutationGuard, FsError> {
         // Keys are computed concurrently; only entering the queue waits for the turn.
-        let key = queue_key(fs, path).await?;
+        let mut guards = self
+            .lock_all_in_turn(fs, &[path.to_path_buf()], ticket)
+            .await?;
+        guards
+            .pop()
+            .ok_or_else(|| FsError::new(FsErrorKind::Other, path))
+    }
+
+    /// Waits for the turns of every path in `paths` (absolute) at once, entering
+    /// all their queues in `ticket`'s place, in one fixed order (sorted keys).
+    ///
+    /// Calls enter every queue they need while holding their place in arrival
+    /// order, so a call is behind another in one queue only if it is behind it in
+    /// all of them: two multi-file calls on overlapping files cannot deadlock.
+    ///
+    /// # Errors
+    ///
+    /// As [`MutationQueue::lock`], for any of the paths.
+    pub async fn lock_all_in_turn(
+        &self,
+        fs: &dyn FileSystem,
+        paths: &[PathBuf],
+        ticket: Ticket,
+    ) -> Result<Vec<MutationGuard>, FsError> {
+        let mut keys = Vec::with_capacity(paths.len());
+        for path in paths {
+            keys.push(queue_key(fs, path).await?);
+        }
+        keys.sort();
+        keys.dedup();
         self.turnstile
             .wait_turn(ticket.inner.number, ticket.inner.domain)
             .await;
-        let (lock, claim) = self.claim(key);
-        let mut acquire = Box::pin(lock.lock_owned());
-        // Poll once before giving up the turn: this enqueues the waiter in
-        // the mutex's FIFO (or takes the lock), fixing the arrival order.
-        let ready = poll_fn(|cx| match acquire.as_mut().poll(cx) {
-            Poll::Ready(guard) => Poll::Ready(Some(guard)),
-            Poll::Pending => Poll::Ready(None),
-        })
-        .await;
+        let mut waiting = Vec::with_capacity(keys.len());
+        for key in keys {
+            let (lock, claim) = self.claim(key);
+            let mut acquire = Box::pin(lock.lock_owned());
+            // Enqueued in every FIFO before the turn passes on (see `lock_in_turn`).
+            let ready = poll_fn(|cx| match acquire.as_mut().poll(cx) {
+                Poll::Ready(guard) => Poll::Ready(Some(guard)),
+                Poll::Pending => Poll::Ready(None),
+            })
+            .await;
+            waiting.push((ready, acquire, claim));
+        }
         ticket.finish();
-        let lock = match ready {
-            Some(guard) => guard,
-            None => acquire.await,
-        };
-        Ok(MutationGuard { _lock: lock, claim })
+        let mut guards = Vec::with_capacity(waiting.len());
+        for (ready, acquire, claim) in waiting {
+            let lock = match ready {
+                Some(guard) => guard,
+                None => acquire.await,
+            };
+            guards.push(MutationGuard { _lock: lock, claim });
+        }
+        Ok(guards)
     }
 
     fn claim(&self, key: PathBuf) -> (Arc<Mutex<()>>, Claim) {
@@ -376,17 +414,34 @@ where
     T: Send + 'static,
     Fut: Future<Output = T> + Send + 'static,
 {
+    exclusive_all(queue, fs, vec![path.to_path_buf()], ticket, cancel, work).await
+}
+
+/// [`exclusive`] for several files: runs `work` holding the turns of all of
+/// `paths` (taken by [`MutationQueue::lock_all_in_turn`]), on a task of its own.
+pub(crate) async fn exclusive_all<T, Fut>(
+    queue: &Arc<MutationQueue>,
+    fs: &Arc<dyn FileSystem>,
+    paths: Vec<PathBuf>,
+    ticket: Ticket,
+    cancel: &CancellationToken,
+    work: impl FnOnce(CancellationToken) -> Fut + Send + 'static,
+) -> Result<T, ExclusiveError>
+where
+    T: Send + 'static,
+    Fut: Future<Output = T> + Send + 'static,
+{
     let token = cancel.child_token();
     let on_drop = token.clone().drop_guard();
     // The ticket was taken before the task is spawned: tasks start in any order.
-    let (queue, fs, path) = (queue.clone(), fs.clone(), path.to_path_buf());
+    let (queue, fs) = (queue.clone(), fs.clone());
     let task = tokio::spawn(async move {
-        let guard = queue
-            .lock_in_turn(&*fs, &path, ticket)
+        let guards = queue
+            .lock_all_in_turn(&*fs, &paths, ticket)
             .await
             .map_err(ExclusiveError::Lock)?;
         let output = work(token).await;
-        drop(guard);
+        drop(guards);
         Ok(output)
     });
     let result = task
@@ -402,11 +457,16 @@ pub(crate) async fn queue_key(fs: &dyn FileSystem, path: &Path) -> Result<PathBu
     let found = nearest_existing(path, missing, |ancestor| async move {
         fs.canonicalize(&ancestor).await
     })
-    .await?;
+    .await;
     Ok(match found {
-        Some((real, rest)) if rest.as_os_str().is_empty() => real,
-        Some((real, rest)) => real.join(rest),
-        None => path.to_path_buf(),
+        Ok(Some((real, rest))) if rest.as_os_str().is_empty() => real,
+        Ok(Some((real, rest))) => real.join(rest),
+        Ok(None) => path.to_path_buf(),
+        // A confined view refuses a path outside its roots: so will the
+        // call, with the policy's message naming where it resolves, and
+        // its key serialises nothing real.
+        Err(error) if error.kind == FsErrorKind::OutsideRoots => path.to_path_buf(),
+        Err(error) => return Err(error),
     })
 }
 

@@ -11,7 +11,7 @@ use pith_env::{FileSystem, FsError, Metadata};
 use serde_json::Value;
 
 use crate::queue::Ticket;
-use crate::tool::{CallOptions, ToolContext, ToolError, ToolResult};
+use crate::tool::{CallOptions, ToolContext, ToolResult};
 use crate::toolset::ToolSet;
 
 /// What `write` does with an existing file.
@@ -119,19 +119,32 @@ fn new_session_id() -> String {
     format!("{:016x}", hasher.finish())
 }
 
+/// What a session remembers of one file: the fingerprint of its bytes and, when it was
+/// text of at most [`pith_text::MAX_HASHED_LINES`] lines, one hash per line of its text
+/// (to say which lines changed since, see [`crate::stale`]).
+#[derive(Clone, Debug)]
+pub(crate) struct Seen {
+    pub(crate) fingerprint: Fingerprint,
+    pub(crate) lines: Option<Arc<[u64]>>,
+}
+
 struct SessionInner {
     toolset: ToolSet,
-    /// Real path → fingerprint of the content last read or written by this session.
-    seen: Mutex<HashMap<PathBuf, Fingerprint>>,
+    /// Real path → what this session last read or wrote there.
+    seen: Mutex<HashMap<PathBuf, Seen>>,
     /// A random id (16 hex digits), given to commands as `PITH_SESSION_ID`.
     id: String,
     /// The bash full-output files this session created.
     outputs: Mutex<std::collections::HashSet<PathBuf>>,
+    /// Its background jobs.
+    jobs: Arc<crate::jobs::Jobs>,
 }
 
 impl Drop for SessionInner {
-    /// Removes the session's full-output files unless the bash config keeps them.
+    /// Kills the session's jobs (their trees and escapees), and removes its
+    /// full-output files unless the bash config keeps them.
     fn drop(&mut self) {
+        self.jobs.kill_all();
         if self.toolset.config().bash.keep_output {
             return;
         }
@@ -160,8 +173,28 @@ impl Session {
                 seen: Mutex::new(HashMap::new()),
                 id: new_session_id(),
                 outputs: Mutex::new(std::collections::HashSet::new()),
+                jobs: Arc::default(),
             }),
         }
+    }
+
+    /// This session's background jobs.
+    pub(crate) fn jobs(&self) -> &Arc<crate::jobs::Jobs> {
+        &self.inner.jobs
+    }
+
+    /// Calls `listener` with the one-line notice (`[job 3 `npm run dev` exited
+    /// with code 1; jobs output 3 for its output]`) whenever one of this
+    /// session's background jobs ends and no result has shown that yet. The
+    /// same line is also added to the session's next tool result.
+    pub fn on_job_end(&self, listener: crate::jobs::JobListener) {
+        self.inner.jobs.listen(listener);
+    }
+
+    /// Kills every background job of this session (as dropping its last
+    /// clone does); later calls may not start new ones.
+    pub fn kill_jobs(&self) {
+        self.inner.jobs.kill_all();
     }
 
     /// This session's id: 16 random hex digits (bash exports it as `PITH_SESSION_ID`).
@@ -178,14 +211,48 @@ impl Session {
         path: &Path,
         fingerprint: Fingerprint,
     ) {
+        self.record_seen_lines(fs, path, fingerprint, None).await;
+    }
+
+    /// [`Session::record_seen`] with the hashes of the text's lines
+    /// ([`pith_text::LineHasher`], BOM not included).
+    pub(crate) async fn record_seen_lines(
+        &self,
+        fs: &dyn FileSystem,
+        path: &Path,
+        fingerprint: Fingerprint,
+        lines: Option<Vec<u64>>,
+    ) {
         if let Ok(real) = fs.canonicalize(path).await {
-            self.seen_map().insert(real, fingerprint);
+            let seen = Seen {
+                fingerprint,
+                lines: lines.map(Arc::from),
+            };
+            self.seen_map().insert(real, seen);
         }
     }
 
-    /// Records what this session just wrote to `path`.
-    pub(crate) async fn record_written(&self, fs: &dyn FileSystem, path: &Path, bytes: &[u8]) {
-        let fingerprint = if bytes.len() as u64 > HASHED_MAX_BYTES {
+    /// Records what this session just wrote to `path`: `bytes`, whose text is `text`.
+    pub(crate) async fn record_written_text(
+        &self,
+        fs: &dyn FileSystem,
+        path: &Path,
+        bytes: &[u8],
+        text: &str,
+    ) {
+        let fingerprint = self.written_fingerprint(fs, path, bytes).await;
+        let text = text.strip_prefix('\u{FEFF}').unwrap_or(text);
+        self.record_seen_lines(fs, path, fingerprint, pith_text::LineHasher::of(text))
+            .await;
+    }
+
+    async fn written_fingerprint(
+        &self,
+        fs: &dyn FileSystem,
+        path: &Path,
+        bytes: &[u8],
+    ) -> Fingerprint {
+        if bytes.len() as u64 > HASHED_MAX_BYTES {
             match fs
                 .metadata(path)
                 .await
@@ -197,8 +264,7 @@ impl Session {
             }
         } else {
             Fingerprint::of(bytes)
-        };
-        self.record_seen(fs, path, fingerprint).await;
+        }
     }
 
     /// Records a full-output file one of this session's commands created: it may
@@ -224,7 +290,12 @@ impl Session {
 
     /// What this session last saw at the real path `real`, if anything.
     pub(crate) fn seen(&self, real: &Path) -> Option<Fingerprint> {
-        self.seen_map().get(real).copied()
+        self.seen_map().get(real).map(|seen| seen.fingerprint)
+    }
+
+    /// [`Session::seen`] with the line hashes, if they were kept.
+    pub(crate) fn seen_entry(&self, real: &Path) -> Option<Seen> {
+        self.seen_map().get(real).cloned()
     }
 
     /// Whether this session has read, edited or written the file at `path`
@@ -236,7 +307,7 @@ impl Session {
         }
     }
 
-    fn seen_map(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, Fingerprint>> {
+    fn seen_map(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, Seen>> {
         self.inner
             .seen
             .lock()
@@ -283,36 +354,28 @@ impl Session {
         args: Value,
         options: CallOptions,
     ) -> ToolResult {
+        crate::call::call(self, ticket, name, args, options).await
+    }
+
+    /// The context of one call of this session.
+    pub(crate) fn context(&self, ticket: Option<Ticket>, options: &CallOptions) -> ToolContext {
         let toolset = &self.inner.toolset;
-        let Some(tool) = toolset.tool(name) else {
-            let names: Vec<&str> = toolset.definitions().iter().map(|d| d.name).collect();
-            return ToolError::invalid(format!(
-                "Tool {} not found. Available tools: {}",
-                crate::paths::clip_chars(name, 60),
-                names.join(", ")
-            ))
-            .into();
-        };
-        // A tool that never queues gives its place up at once.
-        let ticket = tool
-            .takes_queue_turn()
-            .then(|| ticket.unwrap_or_else(|| toolset.queue().ticket_on(&toolset.env().fs)));
-        if options.cancel.is_cancelled() {
-            return ToolError::aborted().into();
-        }
-        let context = ToolContext {
+        ToolContext {
             env: toolset.env().clone(),
             cwd: toolset.cwd().to_path_buf(),
             config: toolset.config().clone(),
             session: self.clone(),
             queue: toolset.queue().clone(),
             updates: options.updates.clone(),
+            group: options
+                .group
+                .clone()
+                .unwrap_or_else(|| self.id().to_owned()),
             ticket: Arc::new(Mutex::new(ticket)),
             read_fs: toolset.inner.read_fs.clone(),
             write_fs: toolset.inner.write_fs.clone(),
             target: None,
-        };
-        Arc::clone(tool).call(args, context, options.cancel).await
+        }
     }
 }
 

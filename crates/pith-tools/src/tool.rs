@@ -410,6 +410,8 @@ pub struct ToolContext {
     pub queue: Arc<MutationQueue>,
     /// Where streaming updates go, if anywhere.
     pub updates: Option<UpdateFn>,
+    /// The undo group this call's changes are journaled in.
+    pub group: String,
     /// The call's place in arrival order, until its queue step takes it.
     pub(crate) ticket: Arc<std::sync::Mutex<Option<Ticket>>>,
     pub(crate) read_fs: Arc<dyn pith_env::FileSystem>,
@@ -586,6 +588,9 @@ pub struct CallOptions {
     pub cancel: CancellationToken,
     /// Receives streaming updates.
     pub updates: Option<UpdateFn>,
+    /// The undo group of the call (default: the session's id, so one `pith
+    /// batch` is one group; the MCP server gives each request group its own).
+    pub group: Option<String>,
 }
 
 impl fmt::Debug for CallOptions {

@@ -8,6 +8,7 @@ use pith_env::{Env, FileSystem, SandboxPolicy};
 
 use crate::call::RegisteredTool;
 use crate::hooks::Hooks;
+use crate::journal::Journal;
 use crate::policy::{Access, WorkspacePolicy};
 use crate::queue::MutationQueue;
 use crate::session::{OverwritePolicy, Session};
@@ -30,6 +31,12 @@ pub struct ToolConfig {
     pub workspace: Option<WorkspacePolicy>,
     /// The OS sandbox bash commands run in.
     pub sandbox: SandboxPolicy,
+    /// The undo journal write, edit and apply_patch record into (off when `None`).
+    pub journal: Option<Arc<Journal>>,
+    /// The staleness check (default on): `edit`, and `write` over an existing file,
+    /// refuse a file the session has seen whose content changed since, naming the
+    /// changed lines. Files the session never saw are not checked.
+    pub stale_check: bool,
 }
 
 impl Default for ToolConfig {
@@ -41,6 +48,8 @@ impl Default for ToolConfig {
             hooks: Hooks::default(),
             workspace: None,
             sandbox: SandboxPolicy::off(),
+            journal: None,
+            stale_check: true,
         }
     }
 }
@@ -170,7 +179,14 @@ impl ToolSetBuilder {
         self
     }
 
-    /// Only these tools (unknown names are ignored; see [`crate::tools::TOOL_NAMES`]).
+    /// Turns the staleness check on or off (see [`ToolConfig::stale_check`]).
+    pub fn stale_check(mut self, on: bool) -> ToolSetBuilder {
+        self.config.stale_check = on;
+        self
+    }
+
+    /// Only these tools (unknown names are ignored; see [`crate::tools::TOOL_NAMES`]
+    /// and [`crate::tools::OPTIONAL_TOOL_NAMES`], which are on only when named here).
     pub fn tools<S: AsRef<str>>(mut self, names: &[S]) -> ToolSetBuilder {
         self.names = Some(names.iter().map(|name| name.as_ref().to_owned()).collect());
         self
@@ -195,8 +211,11 @@ impl ToolSetBuilder {
     /// Builds the tool set.
     pub fn build(self) -> ToolSet {
         let mut all = tools::all();
-        if let Some(names) = &self.names {
-            all.retain(|tool| names.iter().any(|name| name == tool.definition().name));
+        match &self.names {
+            Some(names) => {
+                all.retain(|tool| names.iter().any(|name| name == tool.definition().name));
+            }
+            None => all.retain(|tool| tools::TOOL_NAMES.contains(&tool.definition().name)),
         }
         for tool in self.extra {
             all.retain(|builtin| builtin.definition().name != tool.definition().name);

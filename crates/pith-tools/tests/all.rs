@@ -11,6 +11,8 @@ mod file_tools;
 mod file_tools_edit;
 mod file_tools_ls;
 mod file_tools_write;
+mod history;
+mod jobs;
 mod pipeline;
 mod safety;
 mod search_tools;

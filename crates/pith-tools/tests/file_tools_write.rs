@@ -63,7 +63,7 @@ async fn write_refuses_a_file_that_changed_since_it_was_read() {
     assert!(result.is_error);
     assert_eq!(
         result.text_content(),
-        "a.txt has changed since this session last read it. Read it again before overwriting it."
+        "a.txt has changed since this session last read it. Read it again before overwriting it.\nChanged since: line 1 changed.\nLine 1 is now: v2"
     );
     assert_eq!(fx.read("a.txt"), "v2\n");
 }

@@ -198,7 +198,7 @@ async fn a_cancelled_call_is_aborted() {
                 json!({"pattern": "*"}),
                 CallOptions {
                     cancel: cancel.clone(),
-                    updates: None,
+                    ..CallOptions::default()
                 },
             )
             .await;

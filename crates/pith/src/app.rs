@@ -9,7 +9,7 @@ use tracing_subscriber::EnvFilter;
 
 use crate::cli::{Cli, LogLevel};
 use crate::config::{Command, Config, UsageError};
-use crate::{batch, call, mcp_cmd, remote, signals, tools_cmd};
+use crate::{batch, call, mcp_cmd, remote, signals, tools_cmd, undo_cmd};
 
 /// Exit status for usage errors and failures that are not a tool's result.
 const USAGE: i32 = 2;
@@ -70,6 +70,7 @@ async fn dispatch(command: Command, env: &Env) -> anyhow::Result<i32> {
         Command::Prompt(tools) => tools_cmd::prompt(&tools, env),
         Command::Tools(config) => tools_cmd::run(&config, env),
         Command::Mcp(workspace) => mcp_cmd::run(workspace, env).await,
+        Command::Undo(config) => undo_cmd::run(config, env).await,
         Command::Serve => {
             // This machine's ports for a near pith, until it closes stdin.
             let local = std::sync::Arc::new(pith_env::LocalEnv::new());

@@ -102,6 +102,9 @@ pub(crate) enum Command {
     /// Serve the tools over MCP (JSON-RPC on stdin/stdout).
     #[command(after_help = MCP_EXAMPLES)]
     Mcp(McpArgs),
+    /// List or undo journaled file changes (write, edit, apply_patch).
+    #[command(after_help = UNDO_EXAMPLES)]
+    Undo(UndoArgs),
     /// Say what the OS sandbox enforces on this kernel.
     #[command(subcommand)]
     Sandbox(SandboxCommand),
@@ -109,6 +112,52 @@ pub(crate) enum Command {
     /// (`--remote`) over stdin/stdout; see docs/remote.md.
     #[command(after_help = SERVE_EXAMPLES)]
     Serve(ServeArgs),
+}
+
+const UNDO_EXAMPLES: &str = "\
+Every write, edit and apply_patch is journaled under $XDG_STATE_HOME/pith/journal (by
+working directory); an undo is journaled too, so undoing it redoes the change.
+
+Examples:
+  pith undo --list --cwd ~/project
+  pith undo --cwd ~/project                 # the last group (one batch, one MCP request group)
+  pith undo --last 3 --dry-run
+  pith undo --call 1f2e3d4c --force
+  pith undo --since 10m";
+
+/// `pith undo`.
+#[derive(Debug, Args)]
+pub(crate) struct UndoArgs {
+    #[command(flatten)]
+    pub(crate) workspace: WorkspaceArgs,
+
+    /// List the journal (newest first) instead of undoing.
+    #[arg(long, conflicts_with_all = ["last", "call", "since", "force", "dry_run"])]
+    pub(crate) list: bool,
+
+    /// Undo the last N groups of calls [default: 1].
+    #[arg(long, value_name = "N", conflicts_with_all = ["call", "since"])]
+    pub(crate) last: Option<u32>,
+
+    /// Undo one call (its id from --list or an undo's output).
+    #[arg(long, value_name = "ID", conflicts_with = "since")]
+    pub(crate) call: Option<String>,
+
+    /// Undo everything since TIME: 90s, 10m, 2h, 1d, 2026-11-30T14:05:00Z or @UNIX_SECONDS.
+    #[arg(long, value_name = "TIME")]
+    pub(crate) since: Option<String>,
+
+    /// Show what would be restored, with diffs, and change nothing.
+    #[arg(long)]
+    pub(crate) dry_run: bool,
+
+    /// Restore files even if they changed since the journaled change.
+    #[arg(long)]
+    pub(crate) force: bool,
+
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub(crate) json: bool,
 }
 
 const SERVE_EXAMPLES: &str = "\
@@ -189,6 +238,25 @@ pub(crate) struct WorkspaceArgs {
     /// by default; `call` and `batch` always keep theirs).
     #[arg(long)]
     pub(crate) keep_output: bool,
+
+    /// Do not journal write, edit and apply_patch changes (they cannot be undone).
+    #[arg(long)]
+    pub(crate) no_journal: bool,
+    /// Let edit and write change a file that changed since this session read it (by
+    /// default they refuse and name the changed lines; files never read are not checked).
+    #[arg(long)]
+    pub(crate) no_stale_check: bool,
+    /// Running background jobs (bash with background, yield or tty) a session may hold.
+    /// Example: --max-jobs 4
+    #[arg(long, value_name = "N", default_value_t = pith_tools::DEFAULT_MAX_JOBS)]
+    pub(crate) max_jobs: usize,
+
+    /// Set an environment variable for every command, over pith's defaults
+    /// (GIT_TERMINAL_PROMPT=0, GIT_EDITOR=true, PAGER=cat, GIT_PAGER=cat,
+    /// DEBIAN_FRONTEND=noninteractive, PIP_NO_INPUT=1, PYTHONUNBUFFERED=1); repeatable.
+    /// Example: --env GIT_PAGER=less
+    #[arg(long = "env", value_name = "NAME=VALUE")]
+    pub(crate) env: Vec<String>,
 }
 
 /// The safety flags: workspace roots, protected paths and the OS sandbox for bash.
@@ -240,7 +308,8 @@ fn parse_sandbox_mode(text: &str) -> Result<SandboxMode, String> {
 /// `--tools`.
 #[derive(Debug, Args)]
 pub(crate) struct SelectionArgs {
-    /// Only these tools, comma-separated [default: all seven]. Example: --tools read,grep,find,ls
+    /// Only these tools, comma-separated [default: the seven; apply_patch and undo are on
+    /// only when named]. Example: --tools read,grep,find,ls or --tools read,edit,apply_patch,undo
     #[arg(long, value_name = "NAMES", value_delimiter = ',')]
     pub(crate) tools: Option<Vec<String>>,
 }

@@ -5,7 +5,9 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use pith_env::{Env, SandboxFallback, SandboxMode, SandboxPolicy, SandboxStatus};
-use pith_tools::{OverwritePolicy, TOOL_NAMES, ToolConfig, ToolSet, WorkspacePolicy};
+use pith_tools::{
+    OPTIONAL_TOOL_NAMES, OverwritePolicy, TOOL_NAMES, ToolConfig, ToolSet, WorkspacePolicy,
+};
 use serde_json::Value;
 
 use crate::cli::{self, Cli, LogLevel};
@@ -48,6 +50,28 @@ pub(crate) enum Command {
     SandboxStatus(Workspace, bool),
     /// `pith serve --stdio`.
     Serve,
+    /// `pith undo`.
+    Undo(UndoConfig),
+}
+
+/// `pith undo`, validated.
+#[derive(Debug)]
+pub(crate) struct UndoConfig {
+    /// Whose journal, and where restores are confined.
+    pub(crate) workspace: Workspace,
+    /// `--list`, or what to undo.
+    pub(crate) action: UndoAction,
+    /// `--json`.
+    pub(crate) json: bool,
+}
+
+/// What `pith undo` does.
+#[derive(Debug)]
+pub(crate) enum UndoAction {
+    /// `--list`.
+    List,
+    /// Undo.
+    Undo(pith_tools::UndoOptions),
 }
 
 /// Where the tools work and which ones exist: the shared flags, validated.
@@ -63,6 +87,14 @@ pub(crate) struct Workspace {
     pub(crate) safety: Safety,
     /// `--keep-output`: a long-lived session keeps its bash full-output files.
     pub(crate) keep_output: bool,
+    /// Journal write, edit and apply_patch (not `--no-journal`).
+    pub(crate) journal: bool,
+    /// Not `--no-stale-check`: edit and write refuse a file that changed since it was read.
+    pub(crate) stale_check: bool,
+    /// `--max-jobs`: running background jobs per session.
+    pub(crate) max_jobs: usize,
+    /// `--env NAME=VALUE`: variables every command gets, over the defaults.
+    pub(crate) env: Vec<(String, String)>,
     /// `--remote`: where the tools run instead of here. Until connected, `cwd`
     /// and `safety` are placeholders: the far side resolves them.
     pub(crate) remote: Option<pith_env::remote::RemoteOptions>,
@@ -104,8 +136,19 @@ impl Workspace {
         let mut config = ToolConfig::default();
         config.overwrite_policy = policy;
         config.bash.keep_output = keep_output || self.keep_output;
+        config.stale_check = self.stale_check;
+        config.bash.max_jobs = self.max_jobs;
+        config.bash.env.clone_from(&self.env);
         config.workspace = self.safety.workspace.clone();
         config.sandbox = self.safety.sandbox.clone();
+        if self.journal
+            && let Some(dir) = pith_tools::Journal::default_dir(&self.cwd)
+        {
+            // The journal lives on this machine, with the user's state.
+            let local: std::sync::Arc<dyn pith_env::FileSystem> =
+                std::sync::Arc::new(pith_env::LocalEnv::new());
+            config.journal = Some(std::sync::Arc::new(pith_tools::Journal::new(local, dir)));
+        }
         crate::extend::builder(env.clone())
             .cwd(&self.cwd)
             .tools(&self.tools)
@@ -229,6 +272,7 @@ impl Config {
                 Command::Mcp(workspace(args.workspace, args.remote, Front::Mcp)?)
             }
             cli::Command::Serve(_) => Command::Serve,
+            cli::Command::Undo(args) => Command::Undo(undo_config(args)?),
             cli::Command::Sandbox(cli::SandboxCommand::Status(args)) => {
                 let front = if args.mcp { Front::Mcp } else { Front::OneShot };
                 Command::SandboxStatus(
@@ -242,6 +286,40 @@ impl Config {
             command,
         })
     }
+}
+
+fn undo_config(args: cli::UndoArgs) -> Result<UndoConfig, UsageError> {
+    use pith_tools::{UndoOptions, UndoSelector};
+    let workspace = workspace(args.workspace, cli::RemoteArgs::default(), Front::OneShot)?;
+    if !workspace.journal {
+        return Err(UsageError(
+            "pith undo needs the journal; drop --no-journal".to_owned(),
+        ));
+    }
+    let action = if args.list {
+        UndoAction::List
+    } else {
+        let selector = if let Some(call) = args.call {
+            UndoSelector::Call(call)
+        } else if let Some(since) = args.since {
+            UndoSelector::Since(
+                pith_tools::parse_since(&since, std::time::SystemTime::now())
+                    .map_err(|error| UsageError(format!("--since: {error}")))?,
+            )
+        } else {
+            UndoSelector::Last(args.last.unwrap_or(1).max(1) as usize)
+        };
+        UndoAction::Undo(UndoOptions {
+            selector,
+            force: args.force,
+            dry_run: args.dry_run,
+        })
+    };
+    Ok(UndoConfig {
+        workspace,
+        action,
+        json: args.json,
+    })
 }
 
 /// `--color`: `auto` colours a terminal unless `NO_COLOR` is set (to anything non-empty).
@@ -300,6 +378,10 @@ fn workspace(
         tools: selection(args.selection.tools.as_deref())?,
         safety,
         keep_output: args.keep_output,
+        journal: !args.no_journal,
+        stale_check: !args.no_stale_check,
+        max_jobs: args.max_jobs,
+        env: env_vars(&args.env)?,
         remote: None,
     })
 }
@@ -349,7 +431,17 @@ fn safety(args: &cli::SafetyArgs, cwd: &Path, front: Front) -> Result<Safety, Us
     } else {
         vec![cwd.to_path_buf()]
     };
-    let read_only = protected_paths(&writable, &args.protect);
+    // Each --protect glob under each root; the sandbox expands them when each command starts.
+    let read_only: Vec<PathBuf> = workspace
+        .as_ref()
+        .map(|workspace| {
+            workspace
+                .protected_under_roots()
+                .into_iter()
+                .map(PathBuf::from)
+                .collect()
+        })
+        .unwrap_or_default();
     for dir in allow_write(&args.allow_write)? {
         if !writable.contains(&dir) {
             writable.push(dir);
@@ -367,22 +459,6 @@ fn safety(args: &cli::SafetyArgs, cwd: &Path, front: Front) -> Result<Safety, Us
         },
     };
     Ok(Safety { workspace, sandbox })
-}
-
-/// The `--protect` globs the sandbox can enforce for commands too: literal paths
-/// and `DIR/**`, under every root. (Other globs, `*.pem`, bind the file tools only.)
-fn protected_paths(roots: &[PathBuf], globs: &[String]) -> Vec<PathBuf> {
-    let mut paths = Vec::new();
-    for glob in globs {
-        let literal = glob.trim_end_matches("/**").trim_end_matches('/');
-        if literal.is_empty() || literal.contains(['*', '?', '[', '{']) {
-            continue;
-        }
-        for root in roots {
-            paths.push(root.join(literal));
-        }
-    }
-    paths
 }
 
 /// The directories `--allow-write` names: the presets `cargo`, `npm`, `pip`, `go` and
@@ -480,20 +556,36 @@ fn working_directory(cwd: Option<&Path>) -> Result<PathBuf, UsageError> {
 }
 
 /// Validates `--tools`; every name must be a known tool.
+/// `--env NAME=VALUE` entries, checked.
+pub(crate) fn env_vars(entries: &[String]) -> Result<Vec<(String, String)>, UsageError> {
+    entries
+        .iter()
+        .map(|entry| match entry.split_once('=') {
+            Some((name, value)) if !name.is_empty() && !name.contains('\0') => {
+                Ok((name.to_owned(), value.to_owned()))
+            }
+            _ => Err(UsageError(format!(
+                "--env takes NAME=VALUE, got '{entry}'; example: --env GIT_PAGER=less"
+            ))),
+        })
+        .collect()
+}
+
 pub(crate) fn selection(names: Option<&[String]>) -> Result<Vec<&'static str>, UsageError> {
     let Some(names) = names else {
         return Ok(TOOL_NAMES.to_vec());
     };
+    let known: Vec<&'static str> = TOOL_NAMES.into_iter().chain(OPTIONAL_TOOL_NAMES).collect();
     let mut wanted = Vec::new();
     for name in names
         .iter()
         .map(|name| name.trim())
         .filter(|n| !n.is_empty())
     {
-        if !TOOL_NAMES.contains(&name) {
+        if !known.contains(&name) {
             return Err(UsageError(format!(
                 "unknown tool '{name}' in --tools; valid tools: {}",
-                TOOL_NAMES.join(", ")
+                known.join(", ")
             )));
         }
         wanted.push(name);
@@ -504,7 +596,7 @@ pub(crate) fn selection(names: Option<&[String]>) -> Result<Vec<&'static str>, U
             TOOL_NAMES.join(", ")
         )));
     }
-    Ok(TOOL_NAMES
+    Ok(known
         .into_iter()
         .filter(|tool| wanted.contains(tool))
         .collect())
@@ -526,7 +618,7 @@ mod tests {
         let error = selection(Some(&["reed".to_owned()])).unwrap_err();
         assert_eq!(
             error.0,
-            "unknown tool 'reed' in --tools; valid tools: read, bash, edit, write, grep, find, ls"
+            "unknown tool 'reed' in --tools; valid tools: read, bash, edit, write, grep, find, ls, jobs, apply_patch, undo"
         );
     }
 

@@ -16,6 +16,7 @@ mod remote;
 mod render;
 mod signals;
 mod tools_cmd;
+mod undo_cmd;
 
 pub use crate::extend::Extend;
 

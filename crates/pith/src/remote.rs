@@ -56,6 +56,10 @@ pub(crate) fn workspace(
         cwd: PathBuf::new(),
         cwd_given: args.cwd.is_some(),
         keep_output: args.keep_output,
+        journal: !args.no_journal,
+        stale_check: !args.no_stale_check,
+        max_jobs: args.max_jobs,
+        env: crate::config::env_vars(&args.env)?,
         tools: selection(args.selection.tools.as_deref())?,
         safety: Safety {
             workspace: None,

@@ -28,7 +28,7 @@ fn two_gib_of_output_completes_with_the_tail_shown_every_byte_saved_and_rss_boun
     let path = result["details"]["fullOutputPath"].as_str().unwrap();
     assert!(text.starts_with(&format!("{line}\n")), "{}", &text[..200]);
     assert!(
-        text.contains(&format!("(50.0KB limit). Full output: {path}]")),
+        text.contains(&format!(". Full output: {path}]")),
         "{}",
         &text[text.len() - 300..]
     );

@@ -9,7 +9,9 @@ use std::process::{Command, Output, Stdio};
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
-const SEVEN: [&str; 7] = ["read", "bash", "edit", "write", "grep", "find", "ls"];
+const ALL_TOOLS: [&str; 8] = [
+    "read", "bash", "edit", "write", "grep", "find", "ls", "jobs",
+];
 
 /// Runs pith with `args`, feeding `stdin`.
 fn pith(args: &[&str], stdin: &str) -> Output {
@@ -176,7 +178,7 @@ fn an_unknown_tool_is_a_usage_error_listing_the_tools() {
     assert_eq!(stdout(&output), "");
     assert_eq!(
         stderr(&output),
-        "error: unknown tool \"nope\"; the tools are read, bash, edit, write, grep, find, ls\n"
+        "error: unknown tool \"nope\"; the tools are read, bash, edit, write, grep, find, ls, jobs\n"
     );
 }
 
@@ -229,7 +231,7 @@ fn tools_json_lists_the_seven_definitions_with_schemas() {
     assert_eq!(output.status.code(), Some(0));
     let list: Vec<Value> = serde_json::from_str(&stdout(&output)).unwrap();
     let names: Vec<&str> = list.iter().map(|t| t["name"].as_str().unwrap()).collect();
-    assert_eq!(names, SEVEN);
+    assert_eq!(names, ALL_TOOLS);
     for tool in &list {
         assert_eq!(tool["inputSchema"]["type"], "object", "{tool}");
         assert!(tool["inputSchema"]["properties"].is_object(), "{tool}");
@@ -249,7 +251,7 @@ fn tools_text_shows_each_tool_with_its_arguments() {
     let output = pith(&["tools"], "");
     assert_eq!(output.status.code(), Some(0));
     let text = stdout(&output);
-    for name in SEVEN {
+    for name in ALL_TOOLS {
         assert!(
             text.contains(&format!("\n{name} — ")) || text.starts_with(&format!("{name} — ")),
             "{name}"

@@ -205,7 +205,7 @@ fn read_errors_through_pith_call() {
 #[test]
 fn read_shows_non_utf8_lossily_and_hides_a_bom_but_keeps_crlf() {
     let dir = Dir::new();
-    dir.write("latin1.txt", b"caf\xe9\n");
+    dir.write("latin1.txt", b"caf\x81\n"); // no encoding is certain
     dir.write("bom.txt", "\u{FEFF}first\r\nsecond\r\n");
     let (text, code) = dir.call("read", json!({"path": "latin1.txt"}));
     assert_eq!(code, 0);
@@ -330,7 +330,7 @@ fn edit_results_and_errors_through_pith_call() {
     dir.write("f.txt", "one\ntwo\nthree\n");
     dir.write("dup.txt", "x = 1\nx = 1\n");
     dir.write("curly.md", "He said \u{201C}hello\u{201D}.\n");
-    dir.write("latin1.txt", b"caf\xe9\n");
+    dir.write("latin1.txt", b"caf\x81\n"); // no encoding is certain
     dir.write("ghost.txt.orig", "g");
     let edit = |path: &str, old: &str, new: &str| {
         dir.call(
@@ -374,7 +374,7 @@ fn edit_results_and_errors_through_pith_call() {
         text.starts_with("Could not edit file: latin1.txt. It is not valid UTF-8 text"),
         "{text}"
     );
-    assert_eq!(dir.read("latin1.txt"), b"caf\xe9\n");
+    assert_eq!(dir.read("latin1.txt"), b"caf\x81\n");
     assert_eq!(
         dir.call("edit", json!({"path": "f.txt", "edits": []})),
         (

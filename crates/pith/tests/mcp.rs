@@ -279,7 +279,7 @@ fn initialize_names_the_server_and_offers_tools() {
 }
 
 #[test]
-fn tools_list_gives_the_seven_tools_with_annotations() {
+fn tools_list_gives_the_eight_tools_with_annotations() {
     let dir = TempDir::new().unwrap();
     let mut server = Server::start(&dir);
     let response = server.request(1, "tools/list", json!({}));
@@ -287,7 +287,9 @@ fn tools_list_gives_the_seven_tools_with_annotations() {
     let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
     assert_eq!(
         names,
-        ["read", "bash", "edit", "write", "grep", "find", "ls"]
+        [
+            "read", "bash", "edit", "write", "grep", "find", "ls", "jobs"
+        ]
     );
     for tool in tools {
         let name = tool["name"].as_str().unwrap();
@@ -335,7 +337,7 @@ fn malformed_json_gets_a_parse_error_and_the_server_keeps_answering() {
     assert_eq!(response["error"]["code"], -32700, "{response}");
 
     let response = server.request(6, "tools/list", json!({}));
-    assert_eq!(response["result"]["tools"].as_array().unwrap().len(), 7);
+    assert_eq!(response["result"]["tools"].as_array().unwrap().len(), 8);
 }
 
 #[test]

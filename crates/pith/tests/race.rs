@@ -162,6 +162,11 @@ impl Arena {
     /// `ws/d` is a real directory, `ws/s` a symlink to the target; both hold
     /// `secret.txt` and the files the edits change.
     fn new(name: &str, aim: Aim) -> Arena {
+        Arena::with_edits(name, aim, EDITS)
+    }
+
+    /// As [`Arena::new`] with `edits` files for edits on each side.
+    fn with_edits(name: &str, aim: Aim, edits: usize) -> Arena {
         let ws = TempDir::new().unwrap();
         let root = ws.path();
         let (target, outside, link) = match aim {
@@ -188,7 +193,7 @@ impl Arena {
             Aim::GitHooks => "HOOK-READABLE\n",
         };
         std::fs::write(target.join("secret.txt"), secret).unwrap();
-        for n in 0..EDITS {
+        for n in 0..edits {
             std::fs::write(inside.join(format!("e{n}.txt")), format!("old {n}\n")).unwrap();
             std::fs::write(target.join(format!("e{n}.txt")), format!("old {n}\n")).unwrap();
         }
@@ -371,18 +376,17 @@ fn spawn_swapper(arena: &Arena) -> Child {
     command.spawn().unwrap()
 }
 
-fn race_batch(aim: Aim) {
-    let arena = Arena::new(&format!("batch-{aim:?}"), aim);
-    let before = arena.snapshot();
-    let calls = arena.calls();
+/// Runs `lines` (each with its `tool` and `args`) through one `pith batch
+/// --root --contain-reads` while the swapper runs; the results in call order.
+fn batch_under_swaps(arena: &Arena, lines: &[Value]) -> Vec<Value> {
     let mut input = String::new();
-    for (id, (_, line)) in calls.iter().enumerate() {
+    for (id, line) in lines.iter().enumerate() {
         let mut line = line.clone();
         line["id"] = json!(id);
         input.push_str(&line.to_string());
         input.push('\n');
     }
-    let mut swapper = spawn_swapper(&arena);
+    let mut swapper = spawn_swapper(arena);
     arena.wait_started();
     let root = arena.root().to_str().unwrap();
     let mut pith = Command::new(env!("CARGO_BIN_EXE_pith"))
@@ -400,17 +404,26 @@ fn race_batch(aim: Aim) {
     arena.stop();
     swapper.wait().unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout);
-    let lines: Vec<Value> = stdout
+    let mut results: Vec<Value> = stdout
         .lines()
         .map(|line| serde_json::from_str(line).unwrap())
         .collect();
     assert_eq!(
+        results.len(),
         lines.len(),
-        calls.len(),
         "stderr: {}",
         String::from_utf8_lossy(&output.stderr)
     );
-    let results: Vec<(Call, bool, String)> = lines
+    results.sort_by_key(|line| line["id"].as_u64().unwrap());
+    results
+}
+
+fn race_batch(aim: Aim) {
+    let arena = Arena::new(&format!("batch-{aim:?}"), aim);
+    let before = arena.snapshot();
+    let calls = arena.calls();
+    let lines: Vec<Value> = calls.iter().map(|(_, line)| line.clone()).collect();
+    let results: Vec<(Call, bool, String)> = batch_under_swaps(&arena, &lines)
         .iter()
         .map(|line| {
             let id = line["id"].as_u64().unwrap() as usize;
@@ -422,6 +435,53 @@ fn race_batch(aim: Aim) {
         })
         .collect();
     arena.judge(&before, &results);
+}
+
+/// Searches per tool in the search race.
+const SEARCHES: usize = 300;
+
+#[test]
+fn batch_grep_and_find_never_list_or_search_outside_while_a_directory_and_a_symlink_swap() {
+    let arena = Arena::with_edits("search", Aim::Outside, 0);
+    // Deeper trees on both sides, so the walk has directories to descend
+    // after listing the swapped one.
+    for (dir, text) in [
+        (arena.inside(), INSIDE_SECRET),
+        (arena.target.clone(), OUTSIDE_SECRET),
+    ] {
+        std::fs::create_dir_all(dir.join("sub/deeper")).unwrap();
+        std::fs::write(dir.join("sub/deeper/nested.txt"), text).unwrap();
+    }
+    std::fs::write(arena.target.join("outside-only.txt"), OUTSIDE_SECRET).unwrap();
+    let mut lines = Vec::new();
+    for _ in 0..SEARCHES {
+        lines.push(json!({"tool": "grep", "args": {"pattern": "SECRET|READABLE", "path": "."}}));
+        lines.push(json!({"tool": "find", "args": {"pattern": "*.txt", "path": "."}}));
+    }
+    let results = batch_under_swaps(&arena, &lines);
+    let mut through = std::collections::BTreeSet::new();
+    let mut inside_found = 0;
+    for (line, result) in lines.iter().zip(&results) {
+        let output = text(result);
+        assert_eq!(result["isError"], json!(false), "{line}: {output}");
+        assert!(
+            !output.contains(OUTSIDE_SECRET.trim()) && !output.contains("outside-only"),
+            "{line} reported something outside the root: {output}"
+        );
+        for name in ["d", "s"] {
+            if output.contains(&format!("{name}/sub/deeper/nested.txt")) {
+                through.insert(name);
+                inside_found += 1;
+            }
+        }
+    }
+    assert!(inside_found > 0, "no search found the inside files");
+    // The inside directory was seen under both names: the swaps ran during the searches.
+    assert_eq!(
+        through.len(),
+        2,
+        "the race was not exercised: seen through {through:?}"
+    );
 }
 
 #[test]

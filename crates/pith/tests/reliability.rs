@@ -157,6 +157,22 @@ fn marker_pids(marker: &str) -> Vec<i32> {
     pids
 }
 
+/// How many live processes run a `sleep` (`sleep`, `sleep-<marker>`) marked with `marker`.
+fn marker_sleeps(marker: &str) -> usize {
+    marker_pids(marker)
+        .into_iter()
+        .filter(|pid| {
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            let program = cmdline.split(|&byte| byte == 0).next().unwrap_or_default();
+            let name = program
+                .rsplit(|&byte| byte == b'/')
+                .next()
+                .unwrap_or_default();
+            name.starts_with(b"sleep")
+        })
+        .count()
+}
+
 /// Waits up to `limit` for every marked process to be gone; returns the survivors
 /// (after killing them, by pid, so that one failure does not leak processes).
 fn survivors(marker: &str, limit: Duration) -> Vec<String> {
@@ -188,6 +204,8 @@ fn survivors(marker: &str, limit: Duration) -> Vec<String> {
 struct Shape {
     name: &'static str,
     command: fn(&str) -> String,
+    /// How many marked `sleep` processes run once the shape is fully started.
+    sleeps: usize,
 }
 
 /// The shapes. Each keeps its foreground busy, so the timeout or the cancel is
@@ -196,26 +214,32 @@ const SHAPES: [Shape; 11] = [
     Shape {
         name: "background job",
         command: |m| format!("sleep {m} & wait"),
+        sleeps: 1,
     },
     Shape {
         name: "nohup",
         command: |m| format!("nohup sleep {m} >/dev/null 2>&1 & wait"),
+        sleeps: 1,
     },
     Shape {
         name: "double fork",
         command: |m| format!("(sleep {m} &); sleep {m}"),
+        sleeps: 2,
     },
     Shape {
         name: "setsid escapee (child of the shell)",
         command: |m| format!("setsid sleep {m} & sleep {m}"),
+        sleeps: 2,
     },
     Shape {
         name: "setsid escapee (forked, orphaned)",
         command: |m| format!("setsid -f sleep {m}; sleep {m}"),
+        sleeps: 2,
     },
     Shape {
         name: "trap \"\" TERM",
         command: |m| format!("trap '' TERM; sleep {m}"),
+        sleeps: 1,
     },
     Shape {
         // Root is not bound by RLIMIT_NPROC, so the loop is bounded by itself.
@@ -223,6 +247,7 @@ const SHAPES: [Shape; 11] = [
         command: |m| {
             format!("ulimit -u 512 2>/dev/null; for i in $(seq 30); do sleep {m} & done; wait")
         },
+        sleeps: 30,
     },
     Shape {
         name: "daemon holding stdout",
@@ -232,18 +257,22 @@ const SHAPES: [Shape; 11] = [
                  echo started; sleep {m}"
             )
         },
+        sleeps: 2,
     },
     Shape {
         name: "endless output",
         command: |m| format!("while :; do echo {m}; done"),
+        sleeps: 0,
     },
     Shape {
         name: "read from stdin",
         command: |m| format!("read line; cat; sleep {m}"),
+        sleeps: 1,
     },
     Shape {
         name: "sleep infinity",
         command: |m| format!("exec -a sleep-{m} sleep infinity"),
+        sleeps: 1,
     },
 ];
 
@@ -386,8 +415,17 @@ fn every_process_shape_ends_when_its_call_is_cancelled_through_mcp() {
             std::thread::sleep(Duration::from_millis(20));
         }
     }
-    // Give the inner processes (setsid -f, the loop) a moment to start too.
-    std::thread::sleep(Duration::from_millis(300));
+    // And so is every process inside it (setsid -f, the loop): its sleeps run.
+    for (index, shape) in SHAPES.iter().enumerate() {
+        while marker_sleeps(&marker(index, 3)) < shape.sleeps {
+            assert!(
+                Instant::now() < deadline,
+                "{} never fully started",
+                shape.name
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
     let mut failures = Vec::new();
     for (index, shape) in SHAPES.iter().enumerate() {
         let marker = marker(index, 3);

@@ -5,11 +5,18 @@
 //!   each compared with LocalEnv on the same files;
 //! - `cli`: `--remote` on `call` and `batch` gives the same results as local;
 //!   installing the far pith (upload, cache, refusal, wrong checksum);
-//! - `faults`: the connection lost mid-write and mid-command, and reconnecting.
+//! - `faults`: the connection lost mid-write and mid-command, and reconnecting;
+//! - `env_exec`, `env_search`: pith-env's exec and search suites (the files
+//!   `crates/pith-env/tests/{exec,search}.rs`, included as they are) with a
+//!   RemoteEnv over `env` as the adapter ([`port`]).
 // Marks the helpers as test code, where clippy allows unwrap.
 #![cfg(test)]
 
 mod cli;
+#[path = "../../pith-env/tests/exec.rs"]
+mod env_exec;
+#[path = "../../pith-env/tests/search.rs"]
+mod env_search;
 mod faults;
 mod mcp;
 mod ports;
@@ -19,6 +26,16 @@ use std::path::PathBuf;
 
 use pith_env::RemoteEnv;
 use pith_env::remote::{FarPith, RemoteOptions, RemotePolicy};
+
+/// The adapter pith-env's exec and search suites run against here: a fresh
+/// RemoteEnv over `env` per test (each test has its own runtime).
+mod port {
+    pub(crate) type Env = pith_env::RemoteEnv;
+
+    pub(crate) async fn env() -> Env {
+        super::connect("env").await
+    }
+}
 
 /// The pith under test.
 pub(crate) fn pith_exe() -> PathBuf {

@@ -72,7 +72,7 @@ fn text(output: &Output) -> String {
 }
 
 /// Live processes whose command line is exactly `sleep <marker>`.
-fn sleeps(marker: &str) -> Vec<u32> {
+pub(crate) fn sleeps(marker: &str) -> Vec<u32> {
     let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
         let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
@@ -93,7 +93,7 @@ fn sleeps(marker: &str) -> Vec<u32> {
 }
 
 /// Waits (at most [`PATIENCE`]) for every `sleep <marker>` to be gone; returns the survivors.
-fn survivors(marker: &str) -> Vec<u32> {
+pub(crate) fn survivors(marker: &str) -> Vec<u32> {
     let start = Instant::now();
     loop {
         let left = sleeps(marker);
@@ -113,22 +113,33 @@ fn marker(n: u32) -> String {
 }
 
 /// Issue 21, escape 8: `env -i setsid -f` leaves the group and the environment
-/// marker behind; pith, a child subreaper, still kills it when the call ends.
+/// marker behind; pith still kills it when the call ends: through the tree's
+/// cgroup leaf where there is one, and as a child subreaper without one (the
+/// fallback, forced with `PITH_TEST_NO_CGROUP=1`).
 #[test]
 fn a_scrubbed_escapee_dies_with_pith_call() {
     let dir = scratch("call");
     let root = dir.0.join("root");
-    let marker = marker(1);
-    let output = bash(
-        &format!("env -i setsid -f sleep {marker}; echo started"),
-        &["--cwd", root.to_str().unwrap(), "--sandbox", "off"],
-    );
-    assert!(text(&output).contains("started"), "{}", text(&output));
-    assert_eq!(
-        survivors(&marker),
-        Vec::<u32>::new(),
-        "the escapee survived pith call"
-    );
+    for (n, no_cgroup) in [(1, "0"), (4, "1")] {
+        let marker = marker(n);
+        let output = Command::new(PITH)
+            .args(["call", "bash"])
+            .arg(
+                json!({ "command": format!("env -i setsid -f sleep {marker}; echo started") })
+                    .to_string(),
+            )
+            .args(["--cwd", root.to_str().unwrap(), "--sandbox", "off"])
+            .env_remove("RUST_LOG")
+            .env("PITH_TEST_NO_CGROUP", no_cgroup)
+            .output()
+            .unwrap();
+        assert!(text(&output).contains("started"), "{}", text(&output));
+        assert_eq!(
+            survivors(&marker),
+            Vec::<u32>::new(),
+            "the escapee survived pith call (PITH_TEST_NO_CGROUP={no_cgroup})"
+        );
+    }
 }
 
 /// Issue 21, escape 8, under `pith mcp` (sandboxed by default): the escapee dies
@@ -299,6 +310,25 @@ fn every_claimed_guarantee_holds() {
                 let output = bash(&format!("env -i setsid -f sleep {marker}"), &flags);
                 assert!(output.status.success(), "{id}: {}", text(&output));
                 assert_eq!(survivors(&marker), Vec::<u32>::new(), "{id}");
+                continue;
+            }
+            "escapees-after-sigkill" => {
+                let marks = [
+                    crate::watchdog::marker(),
+                    crate::watchdog::marker(),
+                    crate::watchdog::marker(),
+                ];
+                let request = json!({ "command": crate::watchdog::scrubbed_escapees(&marks) });
+                let mut pith = Command::new(PITH)
+                    .args(["call", "bash", &request.to_string()])
+                    .args(flags)
+                    .stdin(Stdio::null())
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .spawn()
+                    .unwrap();
+                crate::watchdog::sigkill_then_nothing_is_left(pith.id(), &marks, "pith call");
+                pith.wait().unwrap();
                 continue;
             }
             "writes-confined" => format!("echo x > {t}.new && echo ALLOWED || echo DENIED"),
@@ -517,4 +547,167 @@ fn without_mount_namespaces_the_status_says_what_is_lost() {
     );
     assert!(root.join("inside.txt").exists());
     assert!(!outside.join("x.txt").exists());
+}
+
+/// Whether the read-only mount namespace is available; otherwise a visible skip.
+fn mount_namespace_or_explain(test: &str) -> bool {
+    let status = SandboxStatus::probe();
+    if !status.mount_namespace_available() {
+        skip(
+            test,
+            Prerequisite::UserNamespaces,
+            "user and mount namespaces are not usable here",
+        );
+    }
+    status.mount_namespace_available()
+}
+
+/// Issue 21, `--protect` for commands: a glob (`*.pem`, at any depth;
+/// `keys/**`) protects what it matches when each command starts; a file an
+/// earlier command created is protected in the next one. Mutation: building
+/// the sandbox's read-only list from literal `--protect` paths only (as before)
+/// lets every write below through.
+#[test]
+fn protect_globs_are_read_only_for_commands_from_their_next_start() {
+    let test = "protect_globs_are_read_only_for_commands_from_their_next_start";
+    if !landlock_or_explain(test) || !mount_namespace_or_explain(test) {
+        return;
+    }
+    let dir = scratch("globs");
+    let root = dir.0.join("root");
+    std::fs::create_dir_all(root.join("sub")).unwrap();
+    std::fs::create_dir_all(root.join("keys")).unwrap();
+    for (path, text) in [("a.pem", "a"), ("sub/b.pem", "b"), ("keys/k", "k")] {
+        std::fs::write(root.join(path), text).unwrap();
+    }
+    let r = root.to_str().unwrap();
+    let flags = [
+        "--cwd",
+        r,
+        "--root",
+        r,
+        "--sandbox",
+        "workspace-write",
+        "--protect",
+        "*.pem",
+        "--protect",
+        "keys/**",
+    ];
+    let output = bash(
+        "for f in a.pem sub/b.pem keys/k keys/new; do echo x >> $f && echo WROTE $f || echo DENIED $f; done; \
+         echo p > plain.txt && echo WROTE plain; echo c > sub/c.pem && echo WROTE c.pem",
+        &flags,
+    );
+    let shown = text(&output);
+    for denied in ["a.pem", "sub/b.pem", "keys/k", "keys/new"] {
+        assert!(
+            shown.contains(&format!("DENIED {denied}")),
+            "{denied}: {shown}"
+        );
+    }
+    assert!(shown.contains("WROTE plain"), "{shown}");
+    // Created during the command: not protected yet (docs/reliability.md).
+    assert!(shown.contains("WROTE c.pem"), "{shown}");
+    for (path, text) in [("a.pem", "a"), ("sub/b.pem", "b"), ("keys/k", "k")] {
+        assert_eq!(std::fs::read_to_string(root.join(path)).unwrap(), text);
+    }
+    assert!(!root.join("keys/new").exists());
+    let output = bash("echo x >> sub/c.pem && echo WROTE || echo DENIED", &flags);
+    assert!(text(&output).contains("DENIED"), "{}", text(&output));
+    assert_eq!(
+        std::fs::read_to_string(root.join("sub/c.pem")).unwrap(),
+        "c\n"
+    );
+}
+
+/// Issue 21, the non-root path: as an unprivileged user (uid 65534 through
+/// `setpriv`), the sandbox enters a user namespace before the mount namespace;
+/// writes outside the root, to `.git` and to a `--protect` path still fail.
+#[test]
+fn the_sandbox_holds_for_an_unprivileged_user() {
+    let test = "the_sandbox_holds_for_an_unprivileged_user";
+    // SAFETY: geteuid cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        return skip(
+            test,
+            Prerequisite::Root,
+            "switching to an unprivileged user needs root",
+        );
+    }
+    if !landlock_or_explain(test) || !mount_namespace_or_explain(test) {
+        return;
+    }
+    let setpriv = ["--reuid=65534", "--regid=65534", "--clear-groups"];
+    if !Command::new("setpriv")
+        .args(setpriv)
+        .arg("true")
+        .status()
+        .is_ok_and(|s| s.success())
+    {
+        return skip(
+            test,
+            Prerequisite::Other,
+            "setpriv (util-linux) is not installed",
+        );
+    }
+    let dir = scratch("nobody");
+    let root = dir.0.join("root");
+    let outside = dir.0.join("outside");
+    std::fs::create_dir_all(root.join(".git")).unwrap();
+    std::fs::write(root.join("secret.pem"), "s").unwrap();
+    std::fs::write(outside.join("x.txt"), "x").unwrap();
+    // Everything the test made belongs to the unprivileged user, so only the sandbox refuses.
+    let own = Command::new("chown")
+        .args(["-R", "65534:65534"])
+        .arg(&dir.0)
+        .status()
+        .unwrap();
+    assert!(own.success());
+    // The scratch directory's parents must be reachable for uid 65534.
+    let mut reachable = dir.0.clone();
+    while reachable.pop() {
+        let mode = std::fs::metadata(&reachable).unwrap().permissions();
+        if std::os::unix::fs::PermissionsExt::mode(&mode) & 0o001 == 0 {
+            return skip(
+                test,
+                Prerequisite::Other,
+                &format!("{} is not searchable by other users", reachable.display()),
+            );
+        }
+    }
+    let r = root.to_str().unwrap();
+    let o = outside.display();
+    let command = format!(
+        "id -u; echo in > in.txt && echo WROTE in; \
+         echo x >> {o}/x.txt && echo WROTE outside || echo DENIED outside; \
+         touch {o}/x.txt && echo TOUCHED outside || echo DENIED utime; \
+         echo h > .git/hook && echo WROTE git || echo DENIED git; \
+         echo x >> secret.pem && echo WROTE pem || echo DENIED pem"
+    );
+    let output = Command::new("setpriv")
+        .args(setpriv)
+        .arg(PITH)
+        .args(["call", "bash", &json!({ "command": command }).to_string()])
+        .args(["--cwd", r, "--root", r, "--sandbox", "workspace-write"])
+        .args(["--protect", "*.pem"])
+        .env_remove("RUST_LOG")
+        .env("HOME", &dir.0)
+        .env("TMPDIR", &root)
+        .output()
+        .unwrap();
+    let shown = text(&output);
+    assert!(shown.starts_with("65534\n"), "{shown}");
+    assert!(shown.contains("WROTE in"), "{shown}");
+    for denied in ["outside", "utime", "git", "pem"] {
+        assert!(
+            shown.contains(&format!("DENIED {denied}")),
+            "{denied}: {shown}"
+        );
+    }
+    assert_eq!(std::fs::read_to_string(outside.join("x.txt")).unwrap(), "x");
+    assert_eq!(
+        std::fs::read_to_string(root.join("secret.pem")).unwrap(),
+        "s"
+    );
+    assert!(!root.join(".git/hook").exists());
 }

@@ -183,7 +183,8 @@ fn five_hundred_cancelled_blocked_calls_leave_the_server_answering() {
     let mut server = Server::start(&dir);
     // Calls that would block on the FIFO: reads, greps, edits and writes of it, and
     // (every tenth) a command reading it, which blocks until it is cancelled.
-    let marker = "pith-blocked-cat-7731";
+    // Unique per run: another copy of this test may run on the same machine.
+    let marker = format!("pith-blocked-cat-{}", std::process::id());
     for id in 1..=500_i64 {
         let (tool, args) = match id % 10 {
             0 => (
@@ -218,7 +219,7 @@ fn five_hundred_cancelled_blocked_calls_leave_the_server_answering() {
     let deadline = Instant::now() + PATIENCE;
     loop {
         let alive = Command::new("pgrep")
-            .args(["-f", marker])
+            .args(["-f", &marker])
             .output()
             .unwrap()
             .status

@@ -116,6 +116,11 @@ impl FileSystem for FaultyFs {
         self.inner.remove_dir(path).await
     }
 
+    async fn remove_file(&self, path: &Path) -> Result<(), FsError> {
+        let work = self.inner.remove_file(path);
+        self.guard(Operation::RemoveFile, path, work).await
+    }
+
     fn home_dir(&self) -> Option<PathBuf> {
         self.inner.home_dir()
     }

@@ -2,6 +2,7 @@
 
 mod exec;
 
+pub(crate) use exec::tree_cgroups_available;
 pub use exec::{OUTPUT_CAP, output_dir, prune_output_dir};
 mod fs;
 mod search;

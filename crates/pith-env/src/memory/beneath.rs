@@ -171,6 +171,10 @@ impl FileSystem for MemoryBeneath {
         self.with(path, Follow::NotFinal, true, |tree| tree.remove_dir(path))
     }
 
+    async fn remove_file(&self, path: &Path) -> Result<(), FsError> {
+        self.with(path, Follow::NotFinal, true, |tree| tree.remove_file(path))
+    }
+
     fn home_dir(&self) -> Option<PathBuf> {
         self.env.home_dir()
     }

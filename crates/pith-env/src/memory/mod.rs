@@ -208,6 +208,10 @@ impl FileSystem for MemoryEnv {
         self.with_tree(path, |tree| tree.remove_dir(path))
     }
 
+    async fn remove_file(&self, path: &Path) -> Result<(), FsError> {
+        self.with_tree(path, |tree| tree.remove_file(path))
+    }
+
     fn home_dir(&self) -> Option<PathBuf> {
         Some(PathBuf::from("/home/user"))
     }

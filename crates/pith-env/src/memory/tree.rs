@@ -311,6 +311,20 @@ impl Tree {
         Ok(())
     }
 
+    /// `unlink`: removes a file or a symlink (not through a final symlink).
+    pub(crate) fn remove_file(&mut self, path: &Path) -> Result<(), FsErrorKind> {
+        let resolved = self.resolve(path, Follow::NotFinal)?;
+        if !resolved.exists {
+            return Err(FsErrorKind::NotFound);
+        }
+        if let Some(Node::Dir { .. }) = self.nodes.get(&resolved.path) {
+            return Err(FsErrorKind::IsADirectory);
+        }
+        self.nodes.remove(&resolved.path);
+        self.touch_parent(&resolved.path, SystemTime::now());
+        Ok(())
+    }
+
     /// Creates a symlink at `link` (not followed) pointing to `target`, stored as given.
     pub(crate) fn symlink(&mut self, link: &Path, target: &Path) -> Result<(), FsErrorKind> {
         let resolved = self.resolve(link, Follow::NotFinal)?;

@@ -148,6 +148,11 @@ impl FileSystem for CheckedView {
         self.inner.remove_dir(path).await
     }
 
+    async fn remove_file(&self, path: &Path) -> Result<(), FsError> {
+        self.guarded(path).await?;
+        self.inner.remove_file(path).await
+    }
+
     fn home_dir(&self) -> Option<PathBuf> {
         self.inner.home_dir()
     }

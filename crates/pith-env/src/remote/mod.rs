@@ -17,7 +17,9 @@
 
 mod checked;
 mod client;
+mod conn;
 mod server;
+mod streams;
 mod wire;
 
 use std::path::PathBuf;

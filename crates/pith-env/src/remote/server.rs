@@ -437,6 +437,13 @@ async fn run_call(shared: Arc<Shared>, id: u64, call: Call) {
                 Err(error) => Reply::SearchError(error.into()),
             }
         }
+        Call::WriteSpliced { path: p, splices } => {
+            let splices: Vec<crate::Splice> = splices.into_iter().map(Into::into).collect();
+            fs(env
+                .write_spliced(&path(p), &splices)
+                .await
+                .map(|()| Reply::Unit))
+        }
         Call::WriteAtomic { path: p, .. } => Reply::FsError(
             FsError::new(FsErrorKind::InvalidInput, path(p))
                 .with_detail("write without its data")

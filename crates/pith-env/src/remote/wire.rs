@@ -199,6 +199,40 @@ pub(crate) enum Call {
     Exec(ExecWire),
     Grep(GrepWire),
     Find(FindWire),
+    /// [`FileSystem::write_spliced`](crate::FileSystem::write_spliced) on the
+    /// far side: only the changes cross the wire; ends with [`Reply::Unit`].
+    WriteSpliced {
+        path: WPath,
+        splices: Vec<SpliceWire>,
+    },
+}
+
+/// One [`Splice`](crate::Splice) on the wire.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct SpliceWire {
+    start: u64,
+    end: u64,
+    #[serde(with = "serde_bytes")]
+    bytes: Vec<u8>,
+}
+
+impl From<&crate::Splice> for SpliceWire {
+    fn from(splice: &crate::Splice) -> SpliceWire {
+        SpliceWire {
+            start: splice.range.start,
+            end: splice.range.end,
+            bytes: splice.bytes.clone(),
+        }
+    }
+}
+
+impl From<SpliceWire> for crate::Splice {
+    fn from(splice: SpliceWire) -> crate::Splice {
+        crate::Splice {
+            range: splice.start..splice.end,
+            bytes: splice.bytes,
+        }
+    }
 }
 
 /// The final answer to a call.
@@ -367,7 +401,7 @@ impl From<ExecError> for ExecErrorWire {
             },
             ExecError::Sandbox(message) => ExecErrorWire::Sandbox(message),
             ExecError::Unsupported => ExecErrorWire::Unsupported,
-            ExecError::Io(message) => ExecErrorWire::Io(message),
+            ExecError::Io(message) | ExecError::NotSupported(message) => ExecErrorWire::Io(message),
         }
     }
 }

@@ -8,22 +8,30 @@ use crate::args::schema_of;
 use crate::call::RegisteredTool;
 use crate::tool::{ToolAnnotations, ToolDefinition};
 
-mod bash;
+mod apply_patch;
+pub(crate) mod bash;
 mod edit;
 mod find;
 mod grep;
+pub(crate) mod jobs;
 mod ls;
 mod output;
 mod read;
-mod write;
+mod undo;
+pub(crate) mod write;
 
-pub use bash::{BashConfig, SpawnHook, SpawnRequest};
+pub use bash::{BashConfig, DEFAULT_ENV, SpawnHook, SpawnRequest};
 pub use read::ReadConfig;
 
 /// Every tool name, in the canonical order.
-pub const TOOL_NAMES: [&str; 7] = ["read", "bash", "edit", "write", "grep", "find", "ls"];
+pub const TOOL_NAMES: [&str; 8] = [
+    "read", "bash", "edit", "write", "grep", "find", "ls", "jobs",
+];
 
-/// Every tool, in the canonical order.
+/// The optional tools, on only when named (`--tools …,apply_patch,undo`).
+pub const OPTIONAL_TOOL_NAMES: [&str; 2] = ["apply_patch", "undo"];
+
+/// Every tool, in the canonical order, the optional ones last.
 pub(crate) fn all() -> Vec<Arc<dyn RegisteredTool>> {
     vec![
         Arc::new(read::ReadTool::new()),
@@ -33,6 +41,9 @@ pub(crate) fn all() -> Vec<Arc<dyn RegisteredTool>> {
         Arc::new(grep::GrepTool::new()),
         Arc::new(find::FindTool::new()),
         Arc::new(ls::LsTool::new()),
+        Arc::new(jobs::JobsTool::new()),
+        Arc::new(apply_patch::ApplyPatchTool::new()),
+        Arc::new(undo::UndoTool::new()),
     ]
 }
 
@@ -88,6 +99,7 @@ mod tests {
             );
         }
         let names: Vec<&str> = all().iter().map(|t| t.definition().name).collect();
-        assert_eq!(names, TOOL_NAMES);
+        let expected: Vec<&str> = TOOL_NAMES.into_iter().chain(OPTIONAL_TOOL_NAMES).collect();
+        assert_eq!(names, expected);
     }
 }

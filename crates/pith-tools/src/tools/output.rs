@@ -48,8 +48,22 @@ pub(crate) fn schema(tool: &str) -> Value {
                 "truncated": boolean,
                 "fullOutputPath": string,
                 "jobId": string,
+                "running": boolean,
             }),
             json!(["exitCode", "timedOut", "truncated"]),
+        ),
+        "jobs" => (
+            json!({
+                "action": {"type": "string", "enum": ["list", "output", "input", "kill"]},
+                "jobId": string,
+                "state": {"type": "string", "enum": ["running", "exited", "killed", "failed"]},
+                "exitCode": integer,
+                "signal": integer,
+                "truncated": boolean,
+                "fullOutputPath": string,
+                "jobs": {"type": "array", "items": {"type": "object"}},
+            }),
+            json!(["action"]),
         ),
         "grep" => (
             json!({
@@ -64,6 +78,32 @@ pub(crate) fn schema(tool: &str) -> Value {
             json!({"count": integer, "limitReached": boolean, "truncated": boolean}),
             json!(["count", "truncated"]),
         ),
+        "apply_patch" => (
+            json!({
+                "files": {"type": "array", "items": {
+                    "type": "object",
+                    "properties": {
+                        "path": string,
+                        "action": {"type": "string", "enum": ["add", "delete", "update", "move"]},
+                        "movedTo": string,
+                    },
+                    "required": ["path", "action"],
+                }},
+            }),
+            json!(["files"]),
+        ),
+        "undo" => (
+            json!({
+                "files": {"type": "array", "items": {
+                    "type": "object",
+                    "properties": {"path": string, "outcome": string},
+                    "required": ["path", "outcome"],
+                }},
+                "dryRun": boolean,
+                "call": {"type": ["string", "null"]},
+            }),
+            json!(["files", "dryRun"]),
+        ),
         _ => (json!({}), json!([])),
     };
     json!({"type": "object", "properties": properties, "required": required})
@@ -75,7 +115,10 @@ mod tests {
 
     #[test]
     fn every_tool_has_an_object_schema_with_its_required_fields() {
-        for tool in crate::TOOL_NAMES {
+        for tool in crate::TOOL_NAMES
+            .into_iter()
+            .chain(crate::OPTIONAL_TOOL_NAMES)
+        {
             let schema = schema(tool);
             assert_eq!(schema["type"], "object", "{tool}");
             let required = schema["required"].as_array().unwrap();

@@ -14,7 +14,7 @@ use std::path::Path;
 
 use async_trait::async_trait;
 use pith_env::{FileKind, FileReader, FsErrorKind};
-use pith_text::{TruncationLimits, format_size};
+use pith_text::{LineHasher, TruncationLimits, format_size};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
@@ -37,6 +37,9 @@ const CHUNK_BYTES: usize = 256 * 1024;
 /// Image files larger than this are not loaded.
 const MAX_IMAGE_FILE_BYTES: u64 = 64 * 1024 * 1024;
 const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
+/// Files that are not plain UTF-8 up to this size are decoded whole (larger ones are
+/// shown lossily, as UTF-8).
+const DECODE_MAX_BYTES: u64 = 64 << 20;
 
 /// Options of the `read` tool.
 #[derive(Clone, Debug)]
@@ -120,7 +123,7 @@ async fn read(
     // edit of the file that arrived before it, and none that arrived after.
     let _turn = context
         .queue
-        .lock_in_turn(&*context.env.fs, &path, context.ticket())
+        .lock_in_turn(fs, &path, context.ticket())
         .await
         .map_err(|error| ToolError::new(describe_fs_error(&error)))?;
     let metadata = match fs.metadata(&path).await {
@@ -163,17 +166,122 @@ async fn read(
         drop(reader);
         return read_image(&path, metadata.len, kind, context, cancel).await;
     }
+    if needs_decoding(&header) && metadata.len <= DECODE_MAX_BYTES {
+        drop(reader);
+        return read_decoded(args, &path, context, cancel).await;
+    }
     let body = header.strip_prefix(UTF8_BOM).unwrap_or(&header);
     if memchr::memchr(0, body).is_some() {
         return Err(binary_file(&args.path, metadata.len));
+    }
+    let mut lines = hasher.is_some().then(LineHasher::new);
+    if let Some(lines) = &mut lines {
+        lines.update(body);
     }
     let text = TextFile {
         path: &path,
         reader: &mut *reader,
         hasher,
+        lines,
         stamp,
+        may_decode: metadata.len <= DECODE_MAX_BYTES,
     };
-    read_text(args, text, body, context, cancel).await
+    let result = read_text(args, text, body, context, cancel).await?;
+    match result {
+        // Invalid UTF-8 past the first bytes: decode the whole file after all.
+        Streamed::Lossy => read_decoded(args, &path, context, cancel).await,
+        Streamed::Shown(result) => Ok(result),
+    }
+}
+
+/// Whether the first bytes of a file show it is not plain UTF-8: a UTF-16 BOM, or a byte
+/// sequence that is not UTF-8 (one cut by the end of the header aside).
+fn needs_decoding(header: &[u8]) -> bool {
+    if header.starts_with(b"\xFF\xFE") || header.starts_with(b"\xFE\xFF") {
+        return true;
+    }
+    matches!(std::str::from_utf8(header), Err(error) if error.error_len().is_some())
+}
+
+/// Reads a file that is not plain UTF-8 whole and shows it decoded, with a line naming
+/// its encoding; a file whose encoding cannot be told is shown lossily, as UTF-8.
+async fn read_decoded(
+    args: &ReadArgs,
+    path: &Path,
+    context: &ToolContext,
+    cancel: &CancellationToken,
+) -> Result<ToolOutput, ToolError> {
+    let fs = &**context.read_fs_for(path);
+    let bytes = read_whole(fs, path, cancel).await?;
+    let len = bytes.len() as u64;
+    let fingerprint = match fs
+        .metadata(path)
+        .await
+        .ok()
+        .and_then(|m| Fingerprint::stamp(&m))
+    {
+        Some(stamp) => stamp,
+        None => Fingerprint::of(&bytes),
+    };
+    let decoded = pith_text::decode(&bytes)
+        .ok()
+        .filter(|decoded| !decoded.encoding.is_utf8());
+    let (shown, encoding): (&[u8], _) = match &decoded {
+        Some(decoded) => (decoded.text.as_bytes(), Some(decoded.encoding)),
+        None => {
+            let body = bytes.strip_prefix(UTF8_BOM).unwrap_or(&bytes);
+            if memchr::memchr(0, body).is_some() {
+                return Err(binary_file(&args.path, len));
+            }
+            (body, None)
+        }
+    };
+    let window = text::Window {
+        start: args.offset.unwrap_or(0).saturating_sub(1),
+        limit: args.limit,
+        limits: TruncationLimits::default(),
+    };
+    let mut scanner = text::Scanner::new(window);
+    scanner.feed(shown);
+    let scan = scanner.finish();
+    if let Some(message) = text::offset_error(&scan, &window, args.offset) {
+        return Err(ToolError::new(message));
+    }
+    let mut lines = LineHasher::new();
+    lines.update(shown);
+    context
+        .session
+        .record_seen_lines(fs, path, fingerprint, lines.finish())
+        .await;
+    let request = text::Request {
+        raw_path: &args.path,
+    };
+    let (mut text, details) = text::render(&scan, &window, &request);
+    let mut structured = text::structured(&scan, &window, path);
+    if let Some(encoding) = encoding {
+        text.push_str(if text.ends_with('\n') { "\n" } else { "\n\n" });
+        text.push_str(&format!("[file is {}; edits keep it]", encoding.describe()));
+        structured["encoding"] = json!(encoding.describe());
+    }
+    let result = ToolOutput::text(text).with_structured(structured);
+    Ok(match details {
+        Some(details) => result.with_details(details),
+        None => result,
+    })
+}
+
+/// The whole file, unless the call was cancelled meanwhile.
+async fn read_whole(
+    fs: &dyn pith_env::FileSystem,
+    path: &Path,
+    cancel: &CancellationToken,
+) -> Result<Vec<u8>, ToolError> {
+    let bytes = fs
+        .read(path)
+        .await
+        .map_err(|error| ToolError::new(describe_fs_error(&error)))?;
+    ToolError::check_cancelled(cancel)?;
+    Ok(bytes)
 }
 
 fn binary_file(raw_path: &str, len: u64) -> ToolError {
@@ -189,7 +297,19 @@ struct TextFile<'a> {
     path: &'a Path,
     reader: &'a mut dyn FileReader,
     hasher: Option<ContentHasher>,
+    /// Line hashes of the text, when the content is hashed.
+    lines: Option<LineHasher>,
     stamp: Option<Fingerprint>,
+    /// Small enough to be decoded whole when it turns out not to be UTF-8.
+    may_decode: bool,
+}
+
+/// What [`read_text`] found.
+enum Streamed {
+    /// The answer.
+    Shown(ToolOutput),
+    /// Lines to show were not valid UTF-8 (nothing was recorded).
+    Lossy,
 }
 
 /// Streams the text after its first bytes (`body`) through the line scanner.
@@ -199,12 +319,14 @@ async fn read_text(
     body: &[u8],
     context: &ToolContext,
     cancel: &CancellationToken,
-) -> Result<ToolOutput, ToolError> {
+) -> Result<Streamed, ToolError> {
     let TextFile {
         path,
         reader,
         mut hasher,
+        mut lines,
         stamp,
+        may_decode,
     } = file;
     let fs = &**context.read_fs_for(path);
     let window = text::Window {
@@ -218,25 +340,32 @@ async fn read_text(
         scanner = scanner.count_ahead(text::COUNT_AHEAD_BYTES);
     }
     scanner.feed(body);
-    let scan = match stream_rest(reader, &mut scanner, &mut hasher, cancel).await? {
-        Streamed::ToEnd => scanner.finish(),
-        Streamed::Enough => scanner.finish_early(),
+    let scan = match stream_rest(reader, &mut scanner, &mut hasher, &mut lines, cancel).await? {
+        Stopped::ToEnd => scanner.finish(),
+        Stopped::Enough => scanner.finish_early(),
     };
     if let Some(message) = text::offset_error(&scan, &window, args.offset) {
         return Err(ToolError::new(message));
     }
+    if scan.lossy() && may_decode {
+        return Ok(Streamed::Lossy);
+    }
     if let Some(fingerprint) = hasher.map_or(stamp, |hasher| Some(hasher.finish())) {
-        context.session.record_seen(fs, path, fingerprint).await;
+        let lines = lines.and_then(LineHasher::finish);
+        context
+            .session
+            .record_seen_lines(fs, path, fingerprint, lines)
+            .await;
     }
     let request = text::Request {
         raw_path: &args.path,
     };
     let (text, details) = text::render(&scan, &window, &request);
     let result = ToolOutput::text(text).with_structured(text::structured(&scan, &window, path));
-    Ok(match details {
+    Ok(Streamed::Shown(match details {
         Some(details) => result.with_details(details),
         None => result,
-    })
+    }))
 }
 
 /// Reads up to [`HEADER_BYTES`] (less only at end of file).
@@ -266,7 +395,7 @@ async fn read_header(
 }
 
 /// Where [`stream_rest`] stopped.
-enum Streamed {
+enum Stopped {
     /// At the end of the file.
     ToEnd,
     /// Before it: the scanner had what it needs.
@@ -279,8 +408,9 @@ async fn stream_rest(
     reader: &mut dyn FileReader,
     scanner: &mut text::Scanner,
     hasher: &mut Option<ContentHasher>,
+    lines: &mut Option<LineHasher>,
     cancel: &CancellationToken,
-) -> Result<Streamed, ToolError> {
+) -> Result<Stopped, ToolError> {
     // Start small and grow while reads fill the buffer: a batch of many small
     // reads then costs kilobytes each, a large file still streams in big chunks.
     let mut chunk = vec![0; 8 * 1024];
@@ -291,7 +421,7 @@ async fn stream_rest(
             .await
             .map_err(|error| ToolError::new(describe_fs_error(&error)))?;
         if read == 0 {
-            return Ok(Streamed::ToEnd);
+            return Ok(Stopped::ToEnd);
         }
         if read == chunk.len() && chunk.len() < CHUNK_BYTES {
             chunk.resize(CHUNK_BYTES.min(chunk.len() * 4), 0);
@@ -299,9 +429,12 @@ async fn stream_rest(
         if let Some(hasher) = hasher {
             hasher.update(&chunk[..read]);
         }
+        if let Some(lines) = lines {
+            lines.update(&chunk[..read]);
+        }
         scanner.feed(&chunk[..read]);
         if hasher.is_none() && scanner.satisfied() {
-            return Ok(Streamed::Enough);
+            return Ok(Stopped::Enough);
         }
     }
 }
@@ -322,11 +455,7 @@ async fn read_image(
         )));
     }
     let fs = &**context.read_fs_for(path);
-    let bytes = fs
-        .read(path)
-        .await
-        .map_err(|error| ToolError::new(describe_fs_error(&error)))?;
-    ToolError::check_cancelled(cancel)?;
+    let bytes = read_whole(fs, path, cancel).await?;
     let seen = Fingerprint::of(&bytes);
     let auto_resize = context.config.read.auto_resize_images;
     let attachment = tokio::task::spawn_blocking(move || image::attach(&bytes, kind, auto_resize))

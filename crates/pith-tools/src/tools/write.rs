@@ -9,16 +9,23 @@ use std::path::{Path, PathBuf};
 
 use async_trait::async_trait;
 use pith_env::{FileSystem, FsErrorKind, Metadata};
+use pith_text::TextEncoding;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
 use super::{Describe, define};
+use crate::journal::{self, Before, CallTag};
 use crate::paths::describe_fs_error;
-use crate::session::{Fingerprint, OverwritePolicy, Session};
+use crate::session::OverwritePolicy;
+use crate::stale;
+use crate::textfile::encode_new;
 use crate::tool::{
     QueueUse, Tool, ToolAnnotations, ToolContext, ToolDefinition, ToolError, ToolOutput,
 };
+
+/// Existing files up to this size are read to keep their encoding and check staleness.
+const LOAD_MAX_BYTES: u64 = 64 << 20;
 
 /// Arguments of `write`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -27,6 +34,8 @@ pub(crate) struct WriteArgs {
     path: String,
     /// Content to write to the file
     content: String,
+    /// Text encoding to write in, e.g. "utf-8", "shift_jis", "windows-1252", "gbk", "utf-16le" (default: an existing file's own encoding, else UTF-8)
+    encoding: Option<String>,
 }
 
 pub(crate) struct WriteTool {
@@ -81,6 +90,16 @@ impl Tool for WriteTool {
         let policy = context.config.overwrite_policy;
         let raw = &args.path;
         let aborted = || ToolError::check_cancelled(&cancel);
+        let encoding = match args.encoding.as_deref() {
+            Some(label) => Some(TextEncoding::from_label(label).ok_or_else(|| {
+                ToolError::new(format!(
+                    "Cannot write {raw}: unknown encoding {label:?}. Use a name such as utf-8, utf-8-bom, utf-16le, utf-16be, windows-1252, shift_jis, euc-jp, gbk, gb18030, big5, euc-kr or koi8-r."
+                ))
+            })?),
+            None => None,
+        };
+        // The encoding of the file being replaced, when it is not UTF-8.
+        let mut existing = None;
         match fs.metadata(&path).await {
             Ok(metadata) if metadata.is_dir() => {
                 return Err(ToolError::new(format!(
@@ -98,9 +117,7 @@ impl Tool for WriteTool {
                 }
             }
             Ok(metadata) => {
-                if policy == OverwritePolicy::RequireRead {
-                    check_overwrite(fs, session, &path, raw, &metadata).await?;
-                }
+                existing = check_overwrite(context, fs, &path, raw, &metadata, policy).await?;
             }
             Err(error) if error.kind == FsErrorKind::NotFound => {}
             Err(error) if error.kind == FsErrorKind::NotADirectory => {
@@ -136,7 +153,24 @@ impl Tool for WriteTool {
             remove_created(fs, &created).await;
             return Err(error);
         }
-        let bytes = args.content.as_bytes();
+        let encoding = encoding.or(existing).unwrap_or_else(TextEncoding::utf8);
+        let bytes = match encode_new(&args.content, encoding, raw) {
+            Ok(bytes) => bytes,
+            Err(error) => {
+                remove_created(fs, &created).await;
+                return Err(error);
+            }
+        };
+        let bytes = &*bytes;
+        // Journaled (and fsynced) before the rename makes the new content visible.
+        let previous = journal::previous_content(context, fs, &path).await;
+        let before = match &previous {
+            Ok(Some(old)) => Before::Content(old),
+            Ok(None) => Before::Absent,
+            Err(len) => Before::TooLarge(*len),
+        };
+        let tag = CallTag::new("write", &context.group);
+        let note = journal::record_change(context, &tag, 0, &path, before, Some(bytes)).await;
         if let Err(error) = fs.write_atomic(&path, bytes).await {
             // A failed write leaves the file system as it was: no new directories either.
             remove_created(fs, &created).await;
@@ -145,16 +179,25 @@ impl Tool for WriteTool {
                 describe_fs_error(&error)
             )));
         }
-        session.record_written(fs, &path, bytes).await;
-        Ok(
-            ToolOutput::text(format!("Successfully wrote {} bytes to {raw}", bytes.len()))
-                .with_structured(serde_json::json!({"path": raw, "bytes": bytes.len()})),
-        )
+        session
+            .record_written_text(fs, &path, bytes, &args.content)
+            .await;
+        let mut text = format!("Successfully wrote {} bytes to {raw}", bytes.len());
+        let mut structured = serde_json::json!({"path": raw, "bytes": bytes.len()});
+        if encoding != TextEncoding::utf8() {
+            text.push_str(&format!(" in {}", encoding.describe()));
+            structured["encoding"] = serde_json::json!(encoding.describe());
+        }
+        if let Some(note) = note {
+            text.push('\n');
+            text.push_str(&note);
+        }
+        Ok(ToolOutput::text(text).with_structured(structured))
     }
 }
 
 /// The ancestors of `dir` (itself included) that do not exist yet, deepest first.
-async fn missing_ancestors(fs: &dyn FileSystem, dir: &Path) -> Vec<PathBuf> {
+pub(crate) async fn missing_ancestors(fs: &dyn FileSystem, dir: &Path) -> Vec<PathBuf> {
     let mut missing = Vec::new();
     let mut current = Some(dir);
     while let Some(dir) = current {
@@ -168,7 +211,7 @@ async fn missing_ancestors(fs: &dyn FileSystem, dir: &Path) -> Vec<PathBuf> {
 }
 
 /// Removes directories this write created, deepest first (each only if still empty).
-async fn remove_created(fs: &dyn FileSystem, created: &[PathBuf]) {
+pub(crate) async fn remove_created(fs: &dyn FileSystem, created: &[PathBuf]) {
     for dir in created {
         if fs.remove_dir(dir).await.is_err() {
             break;
@@ -176,39 +219,60 @@ async fn remove_created(fs: &dyn FileSystem, created: &[PathBuf]) {
     }
 }
 
-/// The [`OverwritePolicy::RequireRead`] check: the session must have seen the
-/// file's current content.
+/// The checks before replacing an existing file, and its encoding when it is not
+/// UTF-8 (kept unless the call names one). [`OverwritePolicy::RequireRead`]: the session
+/// must have read the file. Then, when the session saw it (and the policy requires a read
+/// or the staleness check is on), its content must be what the session saw.
 async fn check_overwrite(
+    context: &ToolContext,
     fs: &dyn FileSystem,
-    session: &Session,
     path: &Path,
     raw: &str,
     metadata: &Metadata,
-) -> Result<(), ToolError> {
+    policy: OverwritePolicy,
+) -> Result<Option<TextEncoding>, ToolError> {
+    let require = policy == OverwritePolicy::RequireRead;
     let not_read = || {
         ToolError::new(format!(
             "{raw} already exists and has not been read in this session. Read it first, then write it (or use edit for targeted changes)."
         ))
     };
-    let changed = || {
+    let changed = |detail: String| {
         ToolError::new(format!(
-            "{raw} has changed since this session last read it. Read it again before overwriting it."
+            "{raw} has changed since this session last read it. Read it again before overwriting it.\n{detail}"
         ))
     };
-    let real = fs.canonicalize(path).await.map_err(|_| not_read())?;
-    let Some(seen) = session.seen(&real) else {
-        return Err(not_read());
+    let seen = match fs.canonicalize(path).await {
+        Ok(real) => context.session.seen_entry(&real),
+        Err(_) if require => return Err(not_read()),
+        Err(_) => None,
     };
-    if seen.len() != metadata.len {
-        return Err(changed());
+    if require && seen.is_none() {
+        return Err(not_read());
     }
-    let current = Fingerprint::current(fs, path, metadata)
+    let check = seen.filter(|_| require || context.config.stale_check);
+    if metadata.len > LOAD_MAX_BYTES {
+        if let Some(seen) = &check {
+            stale::compare_large(seen, fs, path, metadata)
+                .await
+                .map_err(|c| changed(c.detail))?;
+        }
+        return Ok(None);
+    }
+    let bytes = fs
+        .read(path)
         .await
         .map_err(|error| ToolError::new(describe_fs_error(&error)))?;
-    if current != seen {
-        return Err(changed());
+    let decoded = pith_text::decode(&bytes).ok();
+    if let Some(seen) = &check {
+        let text = decoded.as_ref().map(|decoded| &*decoded.text);
+        stale::compare(seen, fs, path, &bytes, text)
+            .await
+            .map_err(|c| changed(c.detail))?;
     }
-    Ok(())
+    Ok(decoded
+        .map(|decoded| decoded.encoding)
+        .filter(|encoding| !encoding.is_utf8()))
 }
 
 #[cfg(test)]

@@ -114,3 +114,62 @@ async fn write_edit_and_read_respect_the_workspace_roots() {
         .await;
     assert!(!inside.is_error, "{inside:?}");
 }
+
+#[tokio::test]
+async fn with_overwrite_allowed_the_staleness_check_still_guards_a_file_the_session_saw() {
+    let env = MemoryEnv::with_files(&[("/work/seen.txt", "v1\n"), ("/work/never.txt", "x\n")]);
+    let write = |path: &str| json!({"path": path, "content": "mine\n"});
+    for (stale_check, refused) in [(true, true), (false, false)] {
+        let session = ToolSet::builder(Env::memory(env.clone()))
+            .cwd("/work")
+            .overwrite_policy(OverwritePolicy::Allow)
+            .stale_check(stale_check)
+            .build()
+            .session();
+        env.write_atomic(std::path::Path::new("/work/seen.txt"), b"v1\n")
+            .await
+            .unwrap();
+        session
+            .call("read", json!({"path": "seen.txt"}), CallOptions::default())
+            .await;
+        env.write_atomic(std::path::Path::new("/work/seen.txt"), b"v2\n")
+            .await
+            .unwrap();
+        let result = session
+            .call("write", write("seen.txt"), CallOptions::default())
+            .await;
+        assert_eq!(result.is_error, refused, "{}", result.text_content());
+        let never = session
+            .call("write", write("never.txt"), CallOptions::default())
+            .await;
+        assert!(!never.is_error, "{}", never.text_content());
+    }
+}
+
+#[tokio::test]
+async fn keeps_the_encoding_of_the_file_it_replaces() {
+    // "déjà vu" in windows-1252, with a curly apostrophe (0x92) for a confident guess.
+    let env = MemoryEnv::with_files(&[("/work/fr.txt", "")]);
+    env.write_atomic(
+        std::path::Path::new("/work/fr.txt"),
+        b"d\xe9j\xe0 vu, c\x92est la vie\nl\x92\xe9t\xe9 est chaud\n",
+    )
+    .await
+    .unwrap();
+    let session = session(&env, OverwritePolicy::RequireRead);
+    session
+        .call("read", json!({"path": "fr.txt"}), CallOptions::default())
+        .await;
+    let result = session
+        .call(
+            "write",
+            json!({"path": "fr.txt", "content": "été\n"}),
+            CallOptions::default(),
+        )
+        .await;
+    assert_eq!(
+        result.text_content(),
+        "Successfully wrote 4 bytes to fr.txt in windows-1252"
+    );
+    assert_eq!(env.file("/work/fr.txt").unwrap(), b"\xe9t\xe9\n");
+}

@@ -156,17 +156,54 @@ async fn connection_lost_mid_write_leaves_the_old_bytes_or_the_new_and_no_temp_f
     lost_mid_write_over(RELAY, "cat", 6, 24 << 20).await;
 }
 
-/// Cuts the connection `rounds` times at growing delays into a write of
-/// `size` bytes: the file is the old bytes or the new every time, no temp file.
+/// How many connections [`lost_mid_write_over`] cuts at the same time: the
+/// rounds are spread over them, so most of the waiting (reconnecting, the far
+/// side ending) overlaps.
+const LANES: u64 = 5;
+
+/// Cuts the connection `rounds` times into a write of `size` bytes, at delays
+/// that cycle through 0 to 165 ms (from before the first byte arrives to the
+/// rename), over [`LANES`] connections at once: the file is the old bytes or
+/// the new every time, no temp file.
 pub(crate) async fn lost_mid_write_over(prefix: &str, name: &str, rounds: u64, size: usize) {
+    let new = std::sync::Arc::new(vec![b'n'; size]);
+    let lanes: Vec<_> = (0..LANES.min(rounds))
+        .map(|lane| {
+            let (prefix, name, new) = (prefix.to_owned(), name.to_owned(), new.clone());
+            // Lane `lane` takes rounds lane, lane + LANES, ...
+            let rounds: Vec<u64> = (lane..rounds).step_by(LANES as usize).collect();
+            tokio::spawn(async move { lost_mid_write_lane(&prefix, &name, &rounds, new).await })
+        })
+        .collect();
+    let mut outcomes = Vec::new();
+    for lane in lanes {
+        outcomes.extend(lane.await.unwrap());
+    }
+    outcomes.sort_unstable();
+    assert_eq!(outcomes.len() as u64, rounds);
+    let renamed: Vec<u64> = outcomes
+        .iter()
+        .filter(|(_, new)| *new)
+        .map(|(round, _)| *round)
+        .collect();
+    eprintln!("new bytes after the cut in rounds {renamed:?}, old bytes in the others");
+}
+
+/// One connection's share of [`lost_mid_write_over`]: (round, whether the
+/// file held the new bytes) per round.
+async fn lost_mid_write_lane(
+    prefix: &str,
+    name: &str,
+    rounds: &[u64],
+    new: std::sync::Arc<Vec<u8>>,
+) -> Vec<(u64, bool)> {
     let (prefix, mark) = marked(prefix);
     let remote = connect(&prefix).await;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("target.bin");
     let old = vec![b'o'; 1 << 20];
-    let new = vec![b'n'; size];
     let mut outcomes = Vec::new();
-    for round in 0..rounds {
+    for &round in rounds {
         std::fs::write(&path, &old).unwrap();
         // Connect now, so the cut below hits this round's write.
         remote.metadata(dir.path()).await.unwrap();
@@ -177,7 +214,7 @@ pub(crate) async fn lost_mid_write_over(prefix: &str, name: &str, rounds: u64, s
             let new = new.clone();
             tokio::spawn(async move { remote.write_atomic(&path, &new).await })
         };
-        tokio::time::sleep(Duration::from_millis(round * 15)).await;
+        tokio::time::sleep(Duration::from_millis((round % 12) * 15)).await;
         let far = cut(transport, name);
         let result = writer.await.unwrap();
         assert!(
@@ -194,7 +231,7 @@ pub(crate) async fn lost_mid_write_over(prefix: &str, name: &str, rounds: u64, s
         );
         let contents = std::fs::read(&path).unwrap();
         assert!(
-            contents == old || contents == new,
+            contents == old || contents == *new,
             "round {round}: torn file of {} bytes",
             contents.len()
         );
@@ -206,9 +243,9 @@ pub(crate) async fn lost_mid_write_over(prefix: &str, name: &str, rounds: u64, s
             .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
             .collect();
         assert_eq!(names, ["target.bin"], "round {round}: a temp file was left");
-        outcomes.push(contents == new);
+        outcomes.push((round, contents == *new));
     }
-    eprintln!("new bytes after the cut in rounds: {outcomes:?}");
+    outcomes
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -22,7 +22,7 @@ fn mcp_over_remote_env_lists_reads_edits_runs_with_progress_and_cancels() {
     let listed = server.request(1, "tools/list", json!({}));
     assert_eq!(
         listed["result"]["tools"].as_array().unwrap().len(),
-        7,
+        8,
         "{listed}"
     );
 

@@ -148,7 +148,7 @@ async fn killing_the_ssh_client_mid_write_leaves_old_or_new_bytes_and_no_temp_fi
     let Some(sshd) = sshd("killing_the_ssh_client_mid_write_leaves_old_or_new_bytes") else {
         return;
     };
-    faults::lost_mid_write_over(&sshd.prefix, "ssh", 8, 100 << 20).await;
+    faults::lost_mid_write_over(&sshd.prefix, "ssh", 50, 100 << 20).await;
 }
 
 #[test]

@@ -7,7 +7,8 @@
 //! cancel and shutdown, `/proc/*/environ` is scanned for the variable and every
 //! marked process outside the group is SIGKILLed. Not caught: a process that
 //! clears or rewrites its environment (`env -i`, `exec -c`), or one of another
-//! user whose environment cannot be read.
+//! user whose environment cannot be read. Where the tree has a cgroup leaf
+//! (`cgroup`), its members are killed too, whatever their environment.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -52,6 +53,7 @@ impl TreeIds {
 /// SIGKILLs every process marked with exactly `tree` that is not in group `pgid`
 /// (the group itself is signalled by the caller, with its own grace).
 pub(super) fn kill_escapees(tree: &str, pgid: i32) {
+    super::cgroup::kill_outside_group(tree, pgid);
     let value = format!("{TREE_VAR}={tree}\0");
     kill_matching(|environ, pid| {
         contains(environ, value.as_bytes())
@@ -61,6 +63,7 @@ pub(super) fn kill_escapees(tree: &str, pgid: i32) {
 
 /// SIGKILLs every process marked with an id starting with `prefix`.
 pub(super) fn kill_all_marked(prefix: &str) {
+    super::cgroup::kill_all(prefix);
     let needle = format!("{TREE_VAR}={prefix}");
     kill_matching(|environ, _| {
         environ

@@ -1,6 +1,7 @@
 //! Local processes: process groups, tree kill, a watchdog for pith's death, waiting
 //! that never hangs.
 
+mod cgroup;
 mod escapees;
 mod log;
 mod table;
@@ -14,18 +15,25 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use nix::sys::signal::Signal;
-use tokio::io::AsyncReadExt;
-use tokio::process::{Child, ChildStderr, ChildStdout, Command};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::process::{Child, Command};
+use tokio::task::JoinHandle;
 use tokio::time::{Instant, sleep_until};
 use tokio_util::sync::CancellationToken;
 
+pub(crate) use cgroup::available as tree_cgroups_available;
 pub use log::{OUTPUT_CAP, output_dir, prune_output_dir};
 pub(crate) use table::ProcessTable;
 
 use crate::{
     Exec, ExecError, ExecOutcome, ExecRequest, ExitStatus, LocalEnv, OutputLog, OutputSink,
-    OutputStream, Termination,
+    OutputStream, ProcessInput, StdinMode, Termination,
 };
+
+/// A pipe or pseudo-terminal end the output is read from.
+type Reader = Box<dyn AsyncRead + Unpin + Send>;
+/// Rows and columns of a command's pseudo-terminal.
+const TTY_SIZE: (u16, u16) = (24, 120);
 
 /// How long a killed tree gets between SIGTERM and SIGKILL.
 const TERM_GRACE: Duration = Duration::from_millis(200);
@@ -86,23 +94,41 @@ impl Exec for LocalEnv {
             _ => return Err(ExecError::MissingCwd(request.cwd)),
         }
         let mut command = Command::new(&request.program);
-        command
-            .args(&request.args)
-            .current_dir(&request.cwd)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
+        command.args(&request.args).current_dir(&request.cwd);
+        let pty = match request.stdin {
+            StdinMode::Null => {
+                command
+                    .stdin(Stdio::null())
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped());
+                None
+            }
+            StdinMode::Pipe => {
+                command
+                    .stdin(Stdio::piped())
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped());
+                None
+            }
+            StdinMode::Tty => Some(attach_pty(&mut command, &request.program)?),
+        };
         if !request.inherit_env {
             command.env_clear();
         }
         command.envs(request.env.iter().map(|(key, value)| (key, value)));
         let tree = self.processes.trees.next();
         command.env(escapees::TREE_VAR, &tree);
-        unix::configure_child(&mut command, request.sandbox.prepare(&request.cwd)?);
-        let (child, pgid) = self
-            .processes
-            .spawn(&mut command)
-            .map_err(|error| spawn_error(error, &request.program))?;
+        let sandbox = request.sandbox.prepare(&request.cwd)?;
+        cgroup::enter_on_spawn(&mut command, &tree);
+        unix::configure_child(&mut command, sandbox, pty.is_some());
+        let spawned = self.processes.spawn(&mut command);
+        // The command holds our copies of the terminal's slave side: closing
+        // them lets the master read end of file once the command's tree is gone.
+        drop(command);
+        let (child, pgid) = spawned.map_err(|error| {
+            cgroup::remove(&tree);
+            spawn_error(error, &request.program)
+        })?;
         let mut run = Run {
             guard: GroupGuard {
                 table: &self.processes,
@@ -114,8 +140,26 @@ impl Exec for LocalEnv {
             stderr: None,
             child,
         };
-        run.stdout = run.child.stdout.take();
-        run.stderr = run.child.stderr.take();
+        let writer: Option<Box<dyn AsyncWrite + Unpin + Send>> = match pty {
+            Some(master) => {
+                let (read, write) = master.into_split();
+                run.stdout = Some(Box::new(read));
+                Some(Box::new(write))
+            }
+            None => {
+                run.stdout = run.child.stdout.take().map(|out| Box::new(out) as Reader);
+                run.stderr = run.child.stderr.take().map(|err| Box::new(err) as Reader);
+                run.child
+                    .stdin
+                    .take()
+                    .map(|stdin| Box::new(stdin) as Box<dyn AsyncWrite + Unpin + Send>)
+            }
+        };
+        let _writer = writer.map(|writer| {
+            let (input, receiver) = ProcessInput::channel();
+            sink.input(input);
+            AbortOnDrop(tokio::spawn(feed_input(writer, receiver)))
+        });
         let outcome = run.wait(&request, sink, &cancel).await;
         run.guard.finished = true;
         outcome
@@ -127,6 +171,53 @@ impl Exec for LocalEnv {
 
     fn create_output_log(&self, dir: &Path, prefix: &str) -> Result<Box<dyn OutputLog>, ExecError> {
         Ok(Box::new(log::LocalOutputLog::create(dir, prefix)?))
+    }
+}
+
+/// Opens a pseudo-terminal (`pty-process`) and makes its slave side the
+/// command's stdin, stdout and stderr; returns the master.
+fn attach_pty(command: &mut Command, program: &Path) -> Result<pty_process::Pty, ExecError> {
+    let failed = |message: String| ExecError::Spawn {
+        program: program.to_path_buf(),
+        message: format!("cannot open a pseudo-terminal: {message}"),
+    };
+    let (master, slave) = pty_process::open().map_err(|error| failed(error.to_string()))?;
+    master
+        .resize(pty_process::Size::new(TTY_SIZE.0, TTY_SIZE.1))
+        .map_err(|error| failed(error.to_string()))?;
+    let mut ends = Vec::with_capacity(3);
+    for _ in 0..3 {
+        let end = std::os::fd::AsFd::as_fd(&slave)
+            .try_clone_to_owned()
+            .map_err(|error| failed(error.to_string()))?;
+        ends.push(Stdio::from(end));
+    }
+    let (Some(stderr), Some(stdout), Some(stdin)) = (ends.pop(), ends.pop(), ends.pop()) else {
+        return Err(failed("no descriptor".to_owned()));
+    };
+    command.stdin(stdin).stdout(stdout).stderr(stderr);
+    Ok(master)
+}
+
+/// Writes queued input to the command's stdin, in order, until the command
+/// closes it or every input handle is dropped.
+async fn feed_input(
+    mut writer: Box<dyn AsyncWrite + Unpin + Send>,
+    mut receiver: tokio::sync::mpsc::UnboundedReceiver<Vec<u8>>,
+) {
+    while let Some(bytes) = receiver.recv().await {
+        if writer.write_all(&bytes).await.is_err() || writer.flush().await.is_err() {
+            break;
+        }
+    }
+}
+
+/// Aborts a task when dropped (the input feeder ends with its call).
+struct AbortOnDrop(JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 
@@ -161,6 +252,7 @@ impl Drop for GroupGuard<'_> {
             escapees::kill_escapees(&self.tree, self.pgid);
         }
         self.table.leader_done(self.pgid);
+        cgroup::remove(&self.tree);
     }
 }
 
@@ -176,8 +268,8 @@ struct Kill {
 struct Run<'a> {
     guard: GroupGuard<'a>,
     child: Child,
-    stdout: Option<ChildStdout>,
-    stderr: Option<ChildStderr>,
+    stdout: Option<Reader>,
+    stderr: Option<Reader>,
 }
 
 impl Run<'_> {

@@ -183,7 +183,12 @@ impl ProcessTable {
                 }
                 for pid in children {
                     unix::kill_process(pid);
-                    unix::reap(pid);
+                    // A running command's leader is reaped by its call's own
+                    // wait, which reports how it ended (reaping it here made
+                    // that wait fail with ECHILD).
+                    if state.groups.get(&pid) != Some(&Group::Running) {
+                        unix::reap(pid);
+                    }
                 }
             }
         }

@@ -18,13 +18,24 @@ use crate::sandbox::PreparedSandbox;
 /// exits, which for a tokio runtime is a worker thread living as long as the
 /// runtime. It reaches the direct child only (usually the shell); descendants
 /// are reached through the process group by [`Exec::kill_all`](crate::Exec::kill_all).
-pub(super) fn configure_child(command: &mut Command, sandbox: Option<PreparedSandbox>) {
+///
+/// With `controlling_tty`, stdin is the slave side of a pseudo-terminal and
+/// becomes the new session's controlling terminal (`TIOCSCTTY`).
+pub(super) fn configure_child(
+    command: &mut Command,
+    sandbox: Option<PreparedSandbox>,
+    controlling_tty: bool,
+) {
     let parent = std::process::id();
     let mut sandbox = sandbox;
     let before_exec = move || {
         // SAFETY: setsid takes no arguments; the child is not a group leader
         // (no `process_group` on the command), so it cannot fail with EPERM.
         if unsafe { libc::setsid() } < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: ioctl on descriptor 0 with an integer argument; a raw system call.
+        if controlling_tty && unsafe { libc::ioctl(0, libc::TIOCSCTTY as _, 0) } < 0 {
             return Err(io::Error::last_os_error());
         }
         set_death_signal(parent)?;
@@ -37,7 +48,7 @@ pub(super) fn configure_child(command: &mut Command, sandbox: Option<PreparedSan
     };
     // SAFETY: the closure runs in the forked child before exec, where only
     // async-signal-safe calls are allowed. It makes only raw system calls
-    // (`setsid`, `prctl`, `getppid`, `raise`, `close_range`, and the sandbox's
+    // (`setsid`, `ioctl`, `prctl`, `getppid`, `raise`, `close_range`, and the sandbox's
     // own, documented as async-signal-safe), allocates nothing and takes no locks.
     unsafe {
         command.pre_exec(before_exec);

@@ -4,8 +4,9 @@
 //! `PR_SET_PDEATHSIG` reaches only the direct child (the shell); its children,
 //! background jobs and escapees would outlive a SIGKILLed pith. So each
 //! [`ProcessTable`](super::ProcessTable) starts, with its first command, one
-//! `/bin/sh -c <SCRIPT> pith-watchdog <tree-id prefix> <pith pid>` (POSIX sh: dash
-//! or bash; `grep` for the escapee scan; nothing else). It runs in its own process
+//! `/bin/sh -c <SCRIPT> pith-watchdog <tree-id prefix> <cgroup dir> <pith pid>`
+//! (POSIX sh: dash or bash; `grep` for the escapee scan, `sleep` while cgroup
+//! leaves empty; nothing else). It runs in its own process
 //! group (no command's group, not pith's, so a signal to either leaves it alive),
 //! with stdout and stderr on `/dev/null` (it holds none of pith's pipes) and its
 //! stdin on one end of a Unix socket pair whose other end only pith holds
@@ -18,9 +19,12 @@
 //! SIGPIPE), so the cost per call is two small writes.
 //!
 //! At end of file (pith exited or was killed: the kernel closes the socket) the
-//! watchdog SIGKILLs every group still registered, then, in up to four rounds,
-//! every process whose environment holds `PITH_TREE_ID=<prefix>` (escapees that
-//! left their group, see `escapees`), and exits. On a clean exit pith has
+//! watchdog SIGKILLs every group still registered, then every process in the
+//! trees' cgroup leaves (`cgroup.kill`, where leaves are in use: see `cgroup`;
+//! this catches escapees that cleared their environment), then, in up to four
+//! rounds, every process whose environment holds `PITH_TREE_ID=<prefix>`
+//! (escapees that left their group, see `escapees`), removes the leaves once
+//! empty (for up to 5 s), and exits. On a clean exit pith has
 //! already killed them all, so the watchdog finds nothing and leaves within
 //! milliseconds. A watchdog that dies is started again by the next spawn, with
 //! every tracked group registered anew.
@@ -39,8 +43,9 @@ use std::process::Stdio;
 
 use tokio::process::{Child, Command};
 
-/// The watchdog's program. `$1` is the tree-id prefix; `$2` (pith's pid) only
-/// names the process for people and tests.
+/// The watchdog's program. `$1` is the tree-id prefix; `$2` the directory of
+/// the trees' cgroup leaves, or empty; `$3` (pith's pid) only names the
+/// process for people and tests.
 const SCRIPT: &str = r#"trap '' HUP INT QUIT TERM PIPE
 groups=' '
 while IFS= read -r line; do
@@ -52,11 +57,23 @@ while IFS= read -r line; do
   esac
 done
 for g in $groups; do kill -s KILL -- "-$g" 2>/dev/null; done
+if [ -n "$2" ]; then
+  for d in "$2/pith-$1"*; do [ -d "$d" ] && echo 1 >"$d/cgroup.kill" 2>/dev/null; done
+fi
 round=0
 while [ "$round" -lt 4 ]; do
   found=$(grep -las -- "PITH_TREE_ID=$1" /proc/[0-9]*/environ)
   [ -n "$found" ] || break
   for f in $found; do p=${f#/proc/}; kill -s KILL "${p%/environ}" 2>/dev/null; done
+  round=$((round + 1))
+done
+[ -n "$2" ] || exit 0
+round=0
+while [ "$round" -lt 100 ]; do
+  left=
+  for d in "$2/pith-$1"*; do [ -d "$d" ] && ! rmdir "$d" 2>/dev/null && left=1; done
+  [ -n "$left" ] || break
+  sleep 0.05
   round=$((round + 1))
 done
 "#;
@@ -94,6 +111,7 @@ impl Watchdog {
             .arg(SCRIPT)
             .arg(NAME)
             .arg(prefix)
+            .arg(super::cgroup::base().unwrap_or(Path::new("")))
             .arg(std::process::id().to_string())
             .stdin(Stdio::from(OwnedFd::from(theirs)))
             .stdout(Stdio::null())

@@ -18,16 +18,41 @@ fn pgid(child: &StdChild) -> i32 {
     i32::try_from(child.id()).unwrap()
 }
 
-/// Whether `child` is killed within 5 s (it would otherwise sleep 100 s).
-fn dies_soon(child: &mut StdChild) -> bool {
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while Instant::now() < deadline {
-        if child.try_wait().unwrap().is_some() {
-            return true;
+/// Only a guard against a hang when something is broken; no speed is asserted.
+const PATIENCE: Duration = Duration::from_secs(30);
+
+/// Waits until the process `pid` has exited (gone, or a zombie not reaped yet).
+fn wait_exited(pid: i32) {
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let zombie_or_gone =
+            std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |stat| {
+                stat.rsplit(')')
+                    .next()
+                    .is_some_and(|rest| rest.trim_start().starts_with('Z'))
+            });
+        if zombie_or_gone {
+            return;
         }
+        assert!(Instant::now() < deadline, "process {pid} never exited");
         std::thread::sleep(Duration::from_millis(10));
     }
-    false
+}
+
+/// Whether `child` was SIGKILLed (it would otherwise sleep 100 s): waits for
+/// its end, which the watchdog's SIGKILL makes immediate.
+fn was_killed(child: &mut StdChild) -> bool {
+    use std::os::unix::process::ExitStatusExt;
+    wait_exited(pgid(child));
+    child.wait().unwrap().signal() == Some(libc::SIGKILL)
+}
+
+/// Drops `watchdog` (end of file on its socket) and waits until it has done
+/// its work and exited: what it killed is dead by then, what it spared lives.
+fn finish(watchdog: Watchdog) {
+    let pid = watchdog.pid().unwrap();
+    drop(watchdog);
+    wait_exited(pid);
 }
 
 #[tokio::test]
@@ -39,8 +64,8 @@ async fn at_end_of_file_registered_groups_die_and_unregistered_ones_live() {
     watchdog.started(pgid(&finished)).unwrap();
     // A removed group is spared even though its process still runs.
     watchdog.ended(pgid(&finished)).unwrap();
-    drop(watchdog);
-    assert!(dies_soon(&mut registered), "a registered group survived");
+    finish(watchdog);
+    assert!(was_killed(&mut registered), "a registered group survived");
     let spared = finished.try_wait().unwrap().is_none();
     finished.kill().unwrap();
     finished.wait().unwrap();
@@ -53,8 +78,8 @@ async fn at_end_of_file_marked_escapees_die_and_other_trees_live() {
     let watchdog = Watchdog::start(&prefix).unwrap();
     let mut escapee = sleeper(&[("PITH_TREE_ID", &format!("{prefix}7"))]);
     let mut other = sleeper(&[("PITH_TREE_ID", "ffffffffffffffff-7")]);
-    drop(watchdog);
-    assert!(dies_soon(&mut escapee), "a marked escapee survived");
+    finish(watchdog);
+    assert!(was_killed(&mut escapee), "a marked escapee survived");
     let spared = other.try_wait().unwrap().is_none();
     other.kill().unwrap();
     other.wait().unwrap();

@@ -1,18 +1,7 @@
+use std::fs::{self, Permissions};
 use std::os::unix::fs::PermissionsExt;
 
 use super::*;
-
-fn target_of(path: &Path) -> Target<'_> {
-    let existing = fs::metadata(path).ok();
-    let name = path.file_name().unwrap().to_string_lossy();
-    Target {
-        path,
-        file: path.to_path_buf(),
-        directory: path.parent().unwrap().to_path_buf(),
-        prefix: format!(".{name}."),
-        existing,
-    }
-}
 
 fn names(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = fs::read_dir(dir)
@@ -31,7 +20,7 @@ fn the_unnamed_temp_file_replaces_the_target_keeps_its_mode_and_leaves_nothing()
     fs::write(&path, "old").unwrap();
     fs::set_permissions(&path, Permissions::from_mode(0o750)).unwrap();
     // Every Linux file system pith is tested on (ext4, tmpfs, btrfs, xfs) has O_TMPFILE.
-    assert!(unnamed::write(&target_of(&path), b"new").unwrap());
+    assert!(write_unnamed(&path, b"new").unwrap());
     assert_eq!(fs::read_to_string(&path).unwrap(), "new");
     assert_eq!(
         fs::metadata(&path).unwrap().permissions().mode() & 0o7777,
@@ -40,13 +29,11 @@ fn the_unnamed_temp_file_replaces_the_target_keeps_its_mode_and_leaves_nothing()
     assert_eq!(names(dir.path()), ["f.sh"]);
 }
 
-#[cfg(target_os = "linux")]
 #[test]
-fn the_unnamed_path_declines_a_missing_directory_so_the_named_path_reports_it() {
+fn a_missing_directory_is_reported_as_the_targets_own_path() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("missing/f.txt");
-    assert!(!unnamed::write(&target_of(&path), b"x").unwrap());
-    let error = write_named(&target_of(&path), b"x").unwrap_err();
+    let error = write_atomic_blocking(&path, b"x").unwrap_err();
     assert_eq!(error.kind, FsErrorKind::NotFound);
     assert_eq!(error.path, path);
 }
@@ -57,7 +44,7 @@ fn the_named_fallback_replaces_the_target_keeps_its_mode_and_leaves_nothing() {
     let path = dir.path().join("f.sh");
     fs::write(&path, "old").unwrap();
     fs::set_permissions(&path, Permissions::from_mode(0o741)).unwrap();
-    write_named(&target_of(&path), b"new").unwrap();
+    write_named(&path, b"new").unwrap();
     assert_eq!(fs::read_to_string(&path).unwrap(), "new");
     assert_eq!(
         fs::metadata(&path).unwrap().permissions().mode() & 0o7777,
@@ -70,7 +57,7 @@ fn the_named_fallback_replaces_the_target_keeps_its_mode_and_leaves_nothing() {
 fn new_files_get_0o666_minus_the_umask_on_both_paths() {
     let dir = tempfile::tempdir().unwrap();
     let named = dir.path().join("named.txt");
-    write_named(&target_of(&named), b"x").unwrap();
+    write_named(&named, b"x").unwrap();
     let atomic = dir.path().join("atomic.txt");
     write_atomic_blocking(&atomic, b"x").unwrap();
     let mode = |path: &Path| fs::metadata(path).unwrap().permissions().mode() & 0o7777;

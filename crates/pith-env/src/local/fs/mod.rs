@@ -9,7 +9,13 @@
 mod atomic;
 #[cfg(unix)]
 mod beneath;
+#[cfg(unix)]
+mod kind;
+#[cfg(unix)]
+mod resolve;
 mod splice;
+#[cfg(unix)]
+mod temp;
 
 use std::fs::{self, File};
 use std::io::{Read, Seek, SeekFrom};
@@ -81,7 +87,7 @@ fn open_file(path: &Path) -> Result<File, FsError> {
             #[cfg(unix)]
             if let Ok(metadata) = fs::metadata(path) {
                 use std::os::unix::fs::MetadataExt;
-                if let Some(kind) = beneath::special_kind(metadata.mode()) {
+                if let Some(kind) = kind::special_kind(metadata.mode()) {
                     return Err(FsError::new(FsErrorKind::SpecialFile, path).with_detail(kind));
                 }
             }
@@ -92,7 +98,7 @@ fn open_file(path: &Path) -> Result<File, FsError> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;
-        if let Some(kind) = beneath::special_kind(metadata.mode()) {
+        if let Some(kind) = kind::special_kind(metadata.mode()) {
             return Err(FsError::new(FsErrorKind::SpecialFile, path).with_detail(kind));
         }
     }
@@ -225,6 +231,12 @@ impl FileSystem for LocalEnv {
 
     async fn remove_dir(&self, path: &Path) -> Result<(), FsError> {
         tokio::fs::remove_dir(path)
+            .await
+            .map_err(|e| FsError::from_io(e, path))
+    }
+
+    async fn remove_file(&self, path: &Path) -> Result<(), FsError> {
+        tokio::fs::remove_file(path)
             .await
             .map_err(|e| FsError::from_io(e, path))
     }

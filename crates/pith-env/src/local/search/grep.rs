@@ -58,7 +58,7 @@ use grep::regex::RegexMatcher;
 use grep::searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
 
 use super::glob::PathGlob;
-use super::walk::{OrderedWalk, Select};
+use super::walk::{Entry, OrderedWalk, Select};
 use super::{RootKind, Stop, relative_display, root_kind};
 use crate::matcher::build_matcher;
 use crate::{GrepLine, GrepOutput, GrepRequest, SearchError};
@@ -192,8 +192,18 @@ fn search_file(
         outcome: FileOutcome::default(),
         stop,
     };
+    // A UTF-16 file (with its BOM) is searched as the UTF-8 it decodes to, as ripgrep
+    // does; its NULs would otherwise end it at once.
+    let mut decoded;
+    let mut plain = file;
+    let inner: &mut dyn Read = if has_utf16_bom(file) {
+        decoded = encoding_rs_io::DecodeReaderBytesBuilder::new().build(file);
+        &mut decoded
+    } else {
+        &mut plain
+    };
     let mut reader = StoppableReader {
-        inner: file,
+        inner,
         stop,
         failed: false,
         position: 0,
@@ -212,6 +222,13 @@ fn search_file(
     sink.outcome
 }
 
+/// Whether `file` starts with a UTF-16 byte-order mark (read without moving its offset).
+fn has_utf16_bom(file: &File) -> bool {
+    use std::os::unix::fs::FileExt;
+    let mut head = [0u8; 2];
+    matches!(file.read_at(&mut head, 0), Ok(2)) && matches!(head, [0xFF, 0xFE] | [0xFE, 0xFF])
+}
+
 /// A reader that fails as soon as the search must stop, so a long file with
 /// no matches (where the sink is never called) is abandoned promptly; it
 /// records whether it failed, to tell its errors from the searcher's. It ends
@@ -219,7 +236,7 @@ fn search_file(
 /// are still searched (as ripgrep does) and nothing binary is. (A line begun in
 /// an earlier read keeps the part already handed over.)
 struct StoppableReader<'a> {
-    inner: &'a File,
+    inner: &'a mut dyn Read,
     stop: &'a dyn Fn() -> bool,
     failed: bool,
     /// Bytes handed to the searcher so far.
@@ -419,14 +436,14 @@ impl Engine<'_> {
         // Each worker its own matcher, as ripgrep does: no shared cache pool.
         let matcher = self.matcher.clone();
         let mut searched: Option<Found> = None;
-        while let Some((index, path)) = self.hand_in_and_claim(searched.take()) {
-            let outcome = match super::open_regular(&path) {
+        while let Some((index, entry)) = self.hand_in_and_claim(searched.take()) {
+            let outcome = match super::open_regular_at(&entry.dir, &entry.path) {
                 Ok(file) => self.search(index, &file, &mut searcher, &matcher),
                 // Unreadable files are skipped, as ripgrep does (it warns), and
                 // so is a special file swapped in since the walk listed it.
                 Err(_) => FileOutcome::default(),
             };
-            searched = Some((index, path, outcome));
+            searched = Some((index, entry.path, outcome));
         }
     }
 
@@ -458,7 +475,7 @@ impl Engine<'_> {
     /// Takes the next file from the walk, hands in the last searched one,
     /// then waits until the new one is inside the window; `None` when the
     /// search is over.
-    fn hand_in_and_claim(&self, searched: Option<Found>) -> Option<(usize, PathBuf)> {
+    fn hand_in_and_claim(&self, searched: Option<Found>) -> Option<(usize, Entry)> {
         let claimed = if self.finished(0) {
             None
         } else {
@@ -474,7 +491,7 @@ impl Engine<'_> {
                 return None;
             }
             if index < state.consumed + self.window {
-                return Some((index, entry.path));
+                return Some((index, entry));
             }
             state.waiting += 1;
             state = self

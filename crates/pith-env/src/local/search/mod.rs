@@ -5,7 +5,9 @@
 //! applied hierarchically), `.ignore`, `.git/info/exclude`, the global git
 //! excludes and the ignore files of the directories above the root are
 //! honoured inside and outside git repositories ([`rules`]). Symbolic links
-//! are not followed, so a link loop cannot make a walk spin. The [`walk`] is
+//! are not followed, so a link loop cannot make a walk spin, and the walk
+//! descends through directory handles, so a directory swapped for a symlink
+//! mid-walk cannot lead it outside its start directory ([`walk`]). The [`walk`] is
 //! parallel yet yields entries in path order, so both searches are
 //! deterministic and stop as soon as their limit is reached. The blocking work runs on
 //! tokio's blocking pool; a cancelled (or dropped) call returns at once and
@@ -179,6 +181,28 @@ pub(super) fn open_regular(path: &Path) -> Result<std::fs::File, FsError> {
         Some(kind) => Err(refuse(kind)),
         None => Ok(file),
     }
+}
+
+/// Opens the file a walk listed at `path`, relative to its directory's handle
+/// `dir` and without following a symlink; anything but a regular file (checked
+/// on the opened handle) is refused, and the open never blocks.
+pub(super) fn open_regular_at(
+    dir: impl std::os::fd::AsFd,
+    path: &Path,
+) -> Result<std::fs::File, FsError> {
+    use rustix::fs::{self as rfs, FileType, Mode, OFlags};
+    let Some(name) = path.file_name() else {
+        return Err(FsError::new(FsErrorKind::NotFound, path));
+    };
+    let flags =
+        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
+    let error = |errno: rustix::io::Errno| FsError::from_io(io::Error::from(errno), path);
+    let fd = rfs::openat(dir, name, flags, Mode::empty()).map_err(error)?;
+    let stat = rfs::fstat(&fd).map_err(error)?;
+    if FileType::from_raw_mode(stat.st_mode as _) != FileType::RegularFile {
+        return Err(FsError::new(FsErrorKind::SpecialFile, path).with_detail("not a regular file"));
+    }
+    Ok(std::fs::File::from(fd))
 }
 
 /// Worker threads for a search: one per core, at most 12 (ripgrep's cap).

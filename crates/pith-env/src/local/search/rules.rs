@@ -11,8 +11,10 @@
 //! option; they are matched against the canonical path of the root joined with
 //! the entry's relative path, as `ignore` does.
 
+use std::ffi::OsStr;
 use std::fs::{self, File};
 use std::io::{BufRead, BufReader};
+use std::os::fd::BorrowedFd;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -81,7 +83,7 @@ impl Rules {
                     gitignore: true,
                     git: true,
                 };
-                above = node_for(dir, above, found, true);
+                above = node_for(dir, None, above, found, true);
             }
         }
         let canonical_root = canonical.filter(|canonical| canonical != root);
@@ -98,14 +100,16 @@ impl Rules {
         self.above.clone()
     }
 
-    /// The node in force inside `dir`, whose listing showed `found`.
+    /// The node in force inside `dir` (opened as `handle`), whose listing
+    /// showed `found`.
     pub(super) fn enter(
         &self,
         dir: &Path,
+        handle: impl std::os::fd::AsFd,
         parent: Option<Arc<Node>>,
         found: Found,
     ) -> Option<Arc<Node>> {
-        node_for(dir, parent, found, false)
+        node_for(dir, Some(handle.as_fd()), parent, found, false)
     }
 
     /// Whether the entry at `path` (inside the walk) is ignored under `node`.
@@ -149,20 +153,26 @@ impl Rules {
     }
 }
 
-/// `dir`'s node, or `parent` when `dir` adds no rules.
+/// `dir`'s node, or `parent` when `dir` adds no rules. Its ignore files are
+/// read through `handle` when given (a directory of the walk), by path otherwise.
 fn node_for(
     dir: &Path,
+    handle: Option<BorrowedFd<'_>>,
     parent: Option<Arc<Node>>,
     found: Found,
     above_root: bool,
 ) -> Option<Arc<Node>> {
+    let read = |name: &str| match handle {
+        Some(handle) => gitignore_at(dir, handle, OsStr::new(name)),
+        None => Gitignore::new(dir.join(name)).0,
+    };
     let ignore = if found.ignore {
-        Gitignore::new(dir.join(".ignore")).0
+        read(".ignore")
     } else {
         Gitignore::empty()
     };
     let gitignore = if found.gitignore {
-        Gitignore::new(dir.join(".gitignore")).0
+        read(".gitignore")
     } else {
         Gitignore::empty()
     };
@@ -181,6 +191,38 @@ fn node_for(
         exclude,
         above_root,
     }))
+}
+
+/// What [`Gitignore::new`] builds from `dir/name`, the file opened relative to
+/// `handle` without following a symlink (a regular file only).
+fn gitignore_at(dir: &Path, handle: BorrowedFd<'_>, name: &OsStr) -> Gitignore {
+    use rustix::fs::{self as rfs, FileType, Mode, OFlags};
+    let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+    let Ok(fd) = rfs::openat(handle, name, flags, Mode::empty()) else {
+        return Gitignore::empty();
+    };
+    match rfs::fstat(&fd) {
+        Ok(stat) if FileType::from_raw_mode(stat.st_mode as _) == FileType::RegularFile => {}
+        _ => return Gitignore::empty(),
+    }
+    let path = dir.join(name);
+    let mut builder = GitignoreBuilder::new(dir);
+    // As `GitignoreBuilder::add`: line by line, a leading BOM dropped, a bad
+    // line skipped.
+    for (index, line) in BufReader::new(File::from(fd)).lines().enumerate() {
+        let line = match line {
+            Ok(line) => line,
+            Err(error) if error.kind() == std::io::ErrorKind::InvalidData => continue,
+            Err(_) => break,
+        };
+        let line = if index == 0 {
+            line.trim_start_matches('\u{feff}')
+        } else {
+            &line
+        };
+        let _ = builder.add_line(Some(path.clone()), line);
+    }
+    builder.build().unwrap_or_else(|_| Gitignore::empty())
 }
 
 /// The rules of `dir/.git/info/exclude` (through the `gitdir:` indirection of

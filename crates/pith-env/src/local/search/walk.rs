@@ -14,14 +14,26 @@
 //! both memory and the work wasted when the consumer stops early.
 //! Hidden entries are included, anything named `.git` is not, and symbolic
 //! links are listed but never followed.
+//!
+//! The walk is confined to its start directory by handles: the start directory
+//! is opened once by its path, and every directory below it is opened relative
+//! to its parent's handle with `O_NOFOLLOW | O_DIRECTORY` (the ignore files it
+//! holds are read through that handle too), and every entry carries its
+//! directory's handle so that grep opens files relative to it, with
+//! `O_NOFOLLOW`. A directory swapped for a symlink to elsewhere after it was
+//! listed fails to open and is skipped; nothing outside the start directory is
+//! ever listed or searched, whatever renames race the walk.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 use std::ffi::{OsStr, OsString};
+use std::os::fd::OwnedFd;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+
+use rustix::fs::{self as rfs, AtFlags, FileType, Mode, OFlags};
 
 use super::Stop;
 use super::relative_bytes;
@@ -36,6 +48,9 @@ pub(super) struct Entry {
     /// The root joined with the entry's relative path.
     pub(super) path: PathBuf,
     pub(super) is_dir: bool,
+    /// The handle of the directory holding the entry: files are opened
+    /// relative to it, never by `path`.
+    pub(super) dir: Arc<OwnedFd>,
 }
 
 /// Decides which entries the walk yields: `(relative path, is_dir, is_file)`.
@@ -54,6 +69,32 @@ struct Listed {
 struct Task {
     path: PathBuf,
     rules: Option<Arc<Node>>,
+    /// The handle of the parent directory; `None` for the start directory,
+    /// which is opened by its path.
+    parent: Option<Arc<OwnedFd>>,
+}
+
+/// How a directory is opened for listing.
+const LIST_FLAGS: OFlags = OFlags::RDONLY
+    .union(OFlags::DIRECTORY)
+    .union(OFlags::NONBLOCK)
+    .union(OFlags::CLOEXEC);
+
+impl Task {
+    /// The directory's handle: the start directory by its path, any other
+    /// relative to its parent's handle without following a symlink.
+    fn open(&self) -> Option<OwnedFd> {
+        match &self.parent {
+            None => rfs::open(&self.path, LIST_FLAGS, Mode::empty()).ok(),
+            Some(parent) => rfs::openat(
+                &**parent,
+                self.path.file_name()?,
+                LIST_FLAGS | OFlags::NOFOLLOW,
+                Mode::empty(),
+            )
+            .ok(),
+        }
+    }
 }
 
 enum Slot {
@@ -96,6 +137,7 @@ impl<'a> OrderedWalk<'a> {
         let task = Task {
             path: root.to_path_buf(),
             rules: rules.above_root(),
+            parent: None,
         };
         let mut slots = HashMap::new();
         slots.insert(0, Slot::Pending(task));
@@ -240,26 +282,41 @@ impl<'a> OrderedWalk<'a> {
     fn read(&self, task: Task) -> (Vec<Listed>, Vec<(Vec<u8>, usize, Task)>) {
         let mut listed = Vec::new();
         let mut children = Vec::new();
-        let Ok(reader) = std::fs::read_dir(&task.path) else {
+        let Some(dir) = task.open() else {
+            return (listed, children);
+        };
+        let Ok(reader) = rfs::Dir::read_from(&dir) else {
             return (listed, children);
         };
         let mut found = Found::default();
-        let mut names: Vec<(OsString, std::fs::FileType)> = Vec::new();
-        for entry in reader.flatten() {
-            let name = entry.file_name();
+        let mut names: Vec<(OsString, FileType)> = Vec::new();
+        for entry in reader {
+            let Ok(entry) = entry else {
+                break;
+            };
+            let name = OsStr::from_bytes(entry.file_name().to_bytes());
+            if name == "." || name == ".." {
+                continue;
+            }
             found.note(name.as_bytes());
             if name.as_bytes() == b".git" {
                 continue;
             }
-            if let Ok(kind) = entry.file_type() {
-                names.push((name, kind));
-            }
+            let kind = match entry.file_type() {
+                FileType::Unknown => match rfs::statat(&dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+                    Ok(stat) => FileType::from_raw_mode(stat.st_mode as _),
+                    Err(_) => continue,
+                },
+                kind => kind,
+            };
+            names.push((name.to_os_string(), kind));
         }
         if self.stop.is_set() {
             return (listed, children);
         }
         names.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
-        let rules = self.rules.enter(&task.path, task.rules, found);
+        let rules = self.rules.enter(&task.path, &dir, task.rules, found);
+        let dir = Arc::new(dir);
         // Each entry's path is built in one buffer; only kept ones are copied.
         let mut buffer = task.path.into_os_string().into_vec();
         if buffer.last() != Some(&b'/') {
@@ -270,12 +327,12 @@ impl<'a> OrderedWalk<'a> {
             buffer.truncate(base);
             buffer.extend_from_slice(name.as_bytes());
             let path = Path::new(OsStr::from_bytes(&buffer));
-            let is_dir = kind.is_dir();
+            let is_dir = kind == FileType::Directory;
             if self.rules.is_ignored(rules.as_ref(), path, is_dir) {
                 continue;
             }
             let relative = relative_bytes(&self.root, path).unwrap_or_default();
-            let selected = (self.select)(relative, is_dir, kind.is_file());
+            let selected = (self.select)(relative, is_dir, kind == FileType::RegularFile);
             if !selected && !is_dir {
                 continue;
             }
@@ -289,6 +346,7 @@ impl<'a> OrderedWalk<'a> {
                 let task = Task {
                     path: path.clone(),
                     rules: rules.clone(),
+                    parent: Some(Arc::clone(&dir)),
                 };
                 children.push((key, child, task));
                 Some(child)
@@ -296,7 +354,11 @@ impl<'a> OrderedWalk<'a> {
                 None
             };
             listed.push(Listed {
-                entry: Entry { path, is_dir },
+                entry: Entry {
+                    path,
+                    is_dir,
+                    dir: Arc::clone(&dir),
+                },
                 selected,
                 child,
             });

@@ -7,7 +7,8 @@
 //! in a `pith-bash-<16 hex>.log` file.
 
 mod decode;
-mod output;
+mod job;
+pub(crate) mod output;
 mod shell;
 
 use std::ffi::OsString;
@@ -27,7 +28,7 @@ use tokio_util::sync::CancellationToken;
 
 use self::output::{OutputAccumulator, Snapshot};
 use super::{Describe, define};
-use crate::details::BashDetails;
+use crate::details::{BashDetails, BashTruncation, OmittedLines};
 use crate::tool::{
     Content, Tool, ToolAnnotations, ToolContext, ToolDefinition, ToolError, ToolOutput, ToolUpdate,
     UpdateFn, details_value,
@@ -37,6 +38,22 @@ use crate::tool::{
 const UPDATE_INTERVAL: Duration = Duration::from_millis(100);
 /// Prefix of the full-output file's name.
 const LOG_PREFIX: &str = "pith-bash-";
+/// Prefix of a background job's full log.
+const LOG_PREFIX_JOB: &str = "pith-job-";
+
+/// The environment every command gets unless the host's
+/// [`BashConfig::env`] sets the variable otherwise: nothing waits for a
+/// terminal, an editor, a pager or a prompt, and Python does not hold its
+/// output back in a pipe.
+pub const DEFAULT_ENV: &[(&str, &str)] = &[
+    ("GIT_TERMINAL_PROMPT", "0"),
+    ("GIT_EDITOR", "true"),
+    ("PAGER", "cat"),
+    ("GIT_PAGER", "cat"),
+    ("DEBIAN_FRONTEND", "noninteractive"),
+    ("PIP_NO_INPUT", "1"),
+    ("PYTHONUNBUFFERED", "1"),
+];
 
 /// What is about to be spawned; a [`SpawnHook`] may rewrite it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -73,6 +90,9 @@ pub struct BashConfig {
     pub keep_output: bool,
     /// Rewrites command, working directory and environment before spawn.
     pub spawn_hook: Option<SpawnHook>,
+    /// Running background jobs a session may hold (default
+    /// [`DEFAULT_MAX_JOBS`](crate::DEFAULT_MAX_JOBS), 16).
+    pub max_jobs: usize,
 }
 
 impl Default for BashConfig {
@@ -84,6 +104,7 @@ impl Default for BashConfig {
             spill_dir: pith_env::output_dir(),
             keep_output: false,
             spawn_hook: None,
+            max_jobs: crate::jobs::DEFAULT_MAX_JOBS,
         }
     }
 }
@@ -96,6 +117,7 @@ impl fmt::Debug for BashConfig {
             .field("env", &self.env)
             .field("spill_dir", &self.spill_dir)
             .field("keep_output", &self.keep_output)
+            .field("max_jobs", &self.max_jobs)
             .field(
                 "spawn_hook",
                 &self.spawn_hook.as_ref().map(|_| "Fn(&mut SpawnRequest)"),
@@ -112,6 +134,14 @@ pub(crate) struct BashArgs {
     /// Timeout in seconds, greater than 0 (optional, no default timeout)
     #[schemars(extend("exclusiveMinimum" = 0))]
     timeout: Option<f64>,
+    /// Start it as a background job and return at once with its job id (see the jobs tool)
+    background: Option<bool>,
+    /// Seconds: if still running after this long, return the output so far and a job id; it keeps running
+    #[serde(rename = "yield")]
+    #[schemars(rename = "yield", extend("exclusiveMinimum" = 0))]
+    yield_after: Option<f64>,
+    /// Run under a pseudo-terminal (REPLs, programs that insist on a terminal); the job accepts input
+    tty: Option<bool>,
 }
 
 pub(crate) struct BashTool {
@@ -124,7 +154,7 @@ impl BashTool {
             definition: define::<BashArgs>(Describe {
                 name: "bash",
                 title: "Run shell command",
-                description: "Execute a bash command in the current working directory. Returns stdout and stderr. Output is truncated to last 2000 lines or 50KB (whichever is hit first). If truncated, full output is saved to a temp file. Optionally provide a timeout in seconds.",
+                description: "Execute a bash command in the current working directory. Returns stdout and stderr. Past 2000 lines or 50KB, shows the head and the tail, with error lines from the middle, and saves the full output to a file. Optional timeout in seconds. background, yield or tty: runs as a job (see jobs). Stdin is empty without tty.",
                 prompt_snippet: "Execute bash commands (ls, grep, find, etc.)",
                 prompt_guidelines: &[],
                 annotations: ToolAnnotations {
@@ -165,7 +195,17 @@ impl Tool for BashTool {
         let shell = shell::select(context.env.fs.as_ref(), config.shell.as_deref())
             .await
             .map_err(ToolError::new)?;
-        let spawn = spawn_request(args.command, context);
+        if let Some(after) = args.yield_after
+            && !(after.is_finite() && after > 0.0)
+        {
+            return Err(ToolError::invalid(
+                "yield must be a number of seconds greater than 0 (e.g. 5).",
+            ));
+        }
+        let tty = args.tty == Some(true);
+        let background = args.background == Some(true);
+        let command = args.command.clone();
+        let spawn = spawn_request(args.command, context, tty);
         let mut request = ExecRequest::new(
             shell,
             vec![OsString::from("-c"), OsString::from(spawn.command)],
@@ -178,6 +218,14 @@ impl Tool for BashTool {
             .collect();
         request.timeout = timeout;
         request.sandbox = context.config.sandbox.clone();
+        if background || tty || args.yield_after.is_some() {
+            let mode = job::JobMode {
+                background: background || (tty && args.yield_after.is_none()),
+                yield_after: args.yield_after.map(Duration::from_secs_f64),
+                tty,
+            };
+            return job::start(mode, &command, request, args.timeout, context, cancel).await;
+        }
         let (outcome, snapshot) = run(context, request, cancel).await;
         let outcome = outcome.map_err(|error| ToolError::new(exec_error_message(&error)))?;
         let structured = structured(&outcome, &snapshot);
@@ -188,8 +236,10 @@ impl Tool for BashTool {
     }
 }
 
-/// Applies the command prefix, the environment and the spawn hook.
-fn spawn_request(command: String, context: &ToolContext) -> SpawnRequest {
+/// Applies the command prefix, the environment (`PITH_SESSION_ID`, the
+/// [`DEFAULT_ENV`], `TERM=dumb` under a pseudo-terminal, then the host's) and
+/// the spawn hook.
+fn spawn_request(command: String, context: &ToolContext, tty: bool) -> SpawnRequest {
     let config = &context.config.bash;
     let command = match config.command_prefix.as_deref() {
         Some(prefix) if !prefix.is_empty() => format!("{prefix}\n{command}"),
@@ -199,6 +249,14 @@ fn spawn_request(command: String, context: &ToolContext) -> SpawnRequest {
         "PITH_SESSION_ID".to_owned(),
         context.session.id().to_owned(),
     )];
+    for (key, value) in DEFAULT_ENV {
+        if !config.env.iter().any(|(host, _)| host == key) {
+            env.push(((*key).to_owned(), (*value).to_owned()));
+        }
+    }
+    if tty && !config.env.iter().any(|(host, _)| host == "TERM") {
+        env.push(("TERM".to_owned(), "dumb".to_owned()));
+    }
     env.extend(config.env.iter().cloned());
     let mut spawn = SpawnRequest {
         command,
@@ -401,12 +459,16 @@ fn structured(outcome: &ExecOutcome, snapshot: &Snapshot) -> Value {
 }
 
 /// `truncation`, `fullOutputPath` and `linesTruncated` when the output was cut, and `exitCode`.
-fn details(snapshot: &Snapshot, exit_code: Option<i32>) -> BashDetails {
+pub(crate) fn details(snapshot: &Snapshot, exit_code: Option<i32>) -> BashDetails {
     BashDetails {
-        truncation: snapshot
-            .truncation
-            .truncated
-            .then(|| snapshot.truncation.clone()),
+        truncation: snapshot.truncation.truncated.then(|| BashTruncation {
+            truncation: snapshot.truncation.clone(),
+            omitted_lines: snapshot.omitted.map(|(from, to)| OmittedLines { from, to }),
+            signal_lines: snapshot
+                .omitted
+                .is_some()
+                .then(|| snapshot.signal_lines.clone()),
+        }),
         full_output_path: snapshot
             .full_output_path
             .as_ref()

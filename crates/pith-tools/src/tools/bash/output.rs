@@ -6,8 +6,8 @@ use std::path::PathBuf;
 
 use pith_env::{ExecError, OutputLog};
 use pith_text::{
-    DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncatedBy, Truncation, TruncationLimits, format_size,
-    truncate_tail,
+    DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, SignalLines, TruncatedBy, Truncation, TruncationLimits,
+    format_size, omission_marker, truncate_tail,
 };
 
 use super::decode::Utf8Decoder;
@@ -17,6 +17,14 @@ pub(crate) const MAX_LINE_CHARS: usize = 2000;
 /// The tail buffer is cut back to `KEEP` bytes when it passes `CUT_AT` bytes.
 const CUT_AT: usize = 4 * DEFAULT_MAX_BYTES;
 const KEEP: usize = 2 * DEFAULT_MAX_BYTES;
+/// The head shown before the omission marker: at most this many lines ...
+const HEAD_LINES: usize = 500;
+/// ... and this many bytes (whole lines only).
+const HEAD_BYTES: usize = 12 * 1024;
+/// Room kept for the marker (its lines and bytes) within the limits.
+const MARKER_LINES: usize = 2 + pith_text::MAX_SIGNAL_LINES;
+const MARKER_BYTES: usize =
+    512 + pith_text::MAX_SIGNAL_LINES * (pith_text::SIGNAL_LINE_CHARS * 4 + 16);
 
 /// Opens the full-output file when it is first needed.
 pub(crate) type OpenLog = Box<dyn FnMut() -> Result<Box<dyn OutputLog>, ExecError> + Send>;
@@ -38,6 +46,12 @@ pub(crate) struct OutputAccumulator {
     tail: String,
     /// The tail was cut inside a line: its first line is partial.
     tail_cut_mid_line: bool,
+    /// 1-based number of the first (maybe partial) line in `tail`.
+    tail_first_line: u64,
+    /// The first lines of the output, taken when the tail is first cut.
+    head: Option<Head>,
+    /// Signal lines of the stretch between the head and the tail buffer.
+    signals: SignalLines,
     total_raw_bytes: u64,
     total_decoded_bytes: u64,
     completed_lines: u64,
@@ -64,6 +78,38 @@ pub(crate) struct Snapshot {
     pub(crate) full_output_path: Option<PathBuf>,
     /// Why it could not be saved, when that failed.
     pub(crate) spill_error: Option<String>,
+    /// The omitted middle (first and last line number) when head and tail are shown.
+    pub(crate) omitted: Option<(u64, u64)>,
+    /// Line numbers of the signal lines promoted into the marker.
+    pub(crate) signal_lines: Vec<u64>,
+    /// Lines shown before the marker (0 when only the tail is shown).
+    pub(crate) head_lines: u64,
+}
+
+/// The first whole lines of the output.
+#[derive(Clone, Debug)]
+struct Head {
+    text: String,
+    lines: u64,
+}
+
+impl Head {
+    /// The first whole lines of `text` (which starts at line 1) within the head limits.
+    fn of(text: &str) -> Head {
+        let mut end = 0;
+        let mut lines = 0;
+        for newline in memchr::memchr_iter(b'\n', text.as_bytes()) {
+            if newline + 1 > HEAD_BYTES || lines as usize == HEAD_LINES {
+                break;
+            }
+            end = newline + 1;
+            lines += 1;
+        }
+        Head {
+            text: text.get(..end).unwrap_or_default().to_owned(),
+            lines,
+        }
+    }
 }
 
 impl Snapshot {
@@ -82,7 +128,15 @@ impl Snapshot {
         if t.truncated {
             let end = t.total_lines;
             let start = (end + 1).saturating_sub(t.output_lines);
-            if t.last_line_partial {
+            if let Some((_, last_omitted)) = self.omitted {
+                let _ = write!(
+                    notice,
+                    "Showing lines 1-{} and {}-{end} of {}.",
+                    self.head_lines,
+                    last_omitted + 1,
+                    t.total_lines
+                );
+            } else if t.last_line_partial {
                 let _ = write!(
                     notice,
                     "Showing last {} of line {end} (line is {}).",
@@ -126,6 +180,9 @@ impl OutputAccumulator {
             decoder: Utf8Decoder::default(),
             tail: String::new(),
             tail_cut_mid_line: false,
+            tail_first_line: 1,
+            head: None,
+            signals: SignalLines::default(),
             total_raw_bytes: 0,
             total_decoded_bytes: 0,
             completed_lines: 0,
@@ -184,6 +241,14 @@ impl OutputAccumulator {
             while !self.tail.is_char_boundary(cut) {
                 cut += 1;
             }
+            if self.head.is_none() && self.tail_first_line == 1 && !self.tail_cut_mid_line {
+                self.head = Some(Head::of(&self.tail));
+            }
+            let head_lines = self.head.as_ref().map_or(0, |head| head.lines);
+            let removed = self.tail.get(..cut).unwrap_or_default();
+            self.signals
+                .offer_text(removed, self.tail_first_line, head_lines);
+            self.tail_first_line += memchr::memchr_iter(b'\n', removed.as_bytes()).count() as u64;
             self.tail_cut_mid_line = self.tail.as_bytes().get(cut - 1) != Some(&b'\n');
             self.tail.replace_range(..cut, "");
         }
@@ -219,6 +284,13 @@ impl OutputAccumulator {
     /// is saved to the full-output file even when it stayed under the limits
     /// (a clipped long line).
     pub(crate) fn snapshot(&mut self, persist: bool) -> Snapshot {
+        let over_lines = self.total_lines() > DEFAULT_MAX_LINES as u64;
+        let over_bytes = self.total_decoded_bytes > DEFAULT_MAX_BYTES as u64;
+        if (over_lines || over_bytes)
+            && let Some(snapshot) = self.head_and_tail(persist)
+        {
+            return snapshot;
+        }
         let mut text = self.tail.as_str();
         if self.tail_cut_mid_line
             && let Some(newline) = memchr::memchr(b'\n', text.as_bytes())
@@ -226,8 +298,6 @@ impl OutputAccumulator {
             text = text.get(newline + 1..).unwrap_or_default();
         }
         let mut truncation = truncate_tail(text, TruncationLimits::default());
-        let over_lines = self.total_lines() > DEFAULT_MAX_LINES as u64;
-        let over_bytes = self.total_decoded_bytes > DEFAULT_MAX_BYTES as u64;
         truncation.truncated = over_lines || over_bytes;
         if truncation.truncated && truncation.truncated_by.is_none() {
             truncation.truncated_by = Some(if over_bytes {
@@ -261,7 +331,121 @@ impl OutputAccumulator {
             },
             full_output_path,
             spill_error,
+            omitted: None,
+            signal_lines: Vec::new(),
+            head_lines: 0,
         }
+    }
+
+    /// Head, marker (with the signal lines of the omitted middle) and tail,
+    /// within the limits; `None` when there is no middle to omit (one huge
+    /// line, or a head that covers what the tail would show).
+    fn head_and_tail(&mut self, persist: bool) -> Option<Snapshot> {
+        let head = match &self.head {
+            Some(head) => head.clone(),
+            None if self.tail_first_line == 1 && !self.tail_cut_mid_line => Head::of(&self.tail),
+            None => return None,
+        };
+        if head.lines == 0 {
+            return None;
+        }
+        if persist {
+            self.open_spill();
+        }
+        let (full_output_path, spill_error) = match &self.spill {
+            Spill::Open(log) => (Some(log.path().to_path_buf()), None),
+            Spill::Failed(error) => (None, Some(error.clone())),
+            Spill::Buffered(_) => (None, None),
+        };
+        let path = full_output_path
+            .as_ref()
+            .map(|path| path.display().to_string());
+        // The tail buffer's complete lines that follow the head.
+        let mut text = self.tail.as_str();
+        let mut first_line = self.tail_first_line;
+        if self.tail_cut_mid_line {
+            let newline = memchr::memchr(b'\n', text.as_bytes())?;
+            text = text.get(newline + 1..).unwrap_or_default();
+            first_line += 1;
+        }
+        while first_line <= head.lines {
+            let newline = memchr::memchr(b'\n', text.as_bytes())?;
+            text = text.get(newline + 1..).unwrap_or_default();
+            first_line += 1;
+        }
+        let total_lines = self.total_lines();
+        // First with room for the marker as it is likely to be, then, if the
+        // whole does not fit, with room for the largest marker.
+        let mut built = None;
+        for reserve in [
+            self.signals.lines().len() * (pith_text::SIGNAL_LINE_CHARS + 16) + 1024,
+            MARKER_BYTES,
+        ] {
+            let limits = TruncationLimits {
+                max_lines: DEFAULT_MAX_LINES - head.lines as usize - MARKER_LINES,
+                max_bytes: DEFAULT_MAX_BYTES
+                    .saturating_sub(head.text.len() + reserve)
+                    .max(1),
+            };
+            let tail = truncate_tail(text, limits);
+            if tail.last_line_partial || tail.output_lines == 0 {
+                return None;
+            }
+            let tail_first = total_lines + 1 - tail.output_lines as u64;
+            if tail_first <= head.lines + 1 {
+                return None;
+            }
+            // Lines of the buffer between the head and the shown tail are omitted too.
+            let mut signals = self.signals.clone();
+            let skipped = (tail_first - first_line) as usize;
+            if skipped > 0 {
+                let cut = text
+                    .match_indices('\n')
+                    .nth(skipped - 1)
+                    .map_or(text.len(), |(at, _)| at + 1);
+                signals.offer_text(text.get(..cut).unwrap_or_default(), first_line, head.lines);
+            }
+            let omitted = (head.lines + 1, tail_first - 1);
+            let marker = omission_marker(omitted.0, omitted.1, path.as_deref(), &signals);
+            let fits = head.text.len() + marker.len() + 1 + tail.content.len() <= DEFAULT_MAX_BYTES;
+            built = Some((tail, signals, omitted, marker));
+            if fits {
+                break;
+            }
+        }
+        let (tail, signals, omitted, marker) = built?;
+        let (head_text, head_clipped) = clip_lines(&head.text, false);
+        let (tail_text, tail_clipped) = clip_lines(&tail.content, false);
+        let content = format!("{head_text}{marker}\n{tail_text}");
+        let over_lines = total_lines > DEFAULT_MAX_LINES as u64;
+        let mut truncation = tail;
+        truncation.truncated = true;
+        truncation.truncated_by = Some(truncation.truncated_by.unwrap_or(if over_lines {
+            TruncatedBy::Lines
+        } else {
+            TruncatedBy::Bytes
+        }));
+        truncation.total_lines = usize::try_from(total_lines).unwrap_or(usize::MAX);
+        truncation.total_bytes = usize::try_from(self.total_decoded_bytes).unwrap_or(usize::MAX);
+        truncation.output_lines = pith_text::count_lines(&content);
+        truncation.output_bytes = content.len();
+        truncation.max_lines = DEFAULT_MAX_LINES;
+        truncation.max_bytes = DEFAULT_MAX_BYTES;
+        Some(Snapshot {
+            content,
+            truncation,
+            lines_clipped: head_clipped || tail_clipped,
+            last_line_bytes: if self.open_line_bytes > 0 {
+                self.open_line_bytes
+            } else {
+                self.last_line_bytes
+            },
+            full_output_path,
+            spill_error,
+            omitted: Some(omitted),
+            signal_lines: signals.lines().iter().map(|line| line.number).collect(),
+            head_lines: head.lines,
+        })
     }
 }
 

@@ -57,12 +57,18 @@ fn many_lines_keep_the_last_2000_and_spill_every_byte() {
     }
     output.finish();
     let snapshot = output.snapshot(true);
-    assert!(snapshot.content.starts_with("1001\n"));
+    assert!(snapshot.content.starts_with("1\n2\n"));
+    assert!(snapshot.content.contains(
+        "\n500\n… 1,022 lines omitted (lines 501-1,522); \
+         full output: /tmp/pith-bash-0000000000000000.log …\n1523\n"
+    ));
     assert!(snapshot.content.ends_with("\n3000"));
     assert_eq!(
         snapshot.notice().unwrap(),
-        "[Showing lines 1001-3000 of 3000. Full output: /tmp/pith-bash-0000000000000000.log]"
+        "[Showing lines 1-500 and 1523-3000 of 3000. Full output: /tmp/pith-bash-0000000000000000.log]"
     );
+    assert_eq!(snapshot.omitted, Some((501, 1522)));
+    assert!(snapshot.truncation.output_lines <= 2000);
     assert_eq!(*log.lock().unwrap(), all);
 }
 
@@ -77,11 +83,17 @@ fn many_bytes_say_the_byte_limit_and_memory_stays_bounded() {
     let snapshot = output.snapshot(true);
     assert_eq!(snapshot.truncation.total_lines, 20_000);
     assert_eq!(snapshot.truncation.total_bytes, 2_000_000);
-    assert_eq!(snapshot.truncation.output_lines, 512);
+    assert!(snapshot.truncation.output_bytes <= 50 * 1024);
+    assert_eq!(snapshot.head_lines, 122);
+    assert!(snapshot.content.ends_with(&"x".repeat(99)));
+    let (_, last_omitted) = snapshot.omitted.unwrap();
     assert_eq!(
         snapshot.notice().unwrap(),
-        "[Showing lines 19489-20000 of 20000 (50.0KB limit). \
-         Full output: /tmp/pith-bash-0000000000000000.log]"
+        format!(
+            "[Showing lines 1-122 and {}-20000 of 20000. \
+             Full output: /tmp/pith-bash-0000000000000000.log]",
+            last_omitted + 1
+        )
     );
     assert_eq!(log.lock().unwrap().len(), 2_000_000);
 }
@@ -136,7 +148,33 @@ fn a_failed_log_is_reported_instead_of_a_path() {
     let snapshot = output.snapshot(true);
     assert_eq!(
         snapshot.notice().unwrap(),
-        "[Showing lines 501-2500 of 2500. Full output could not be saved: \
+        "[Showing lines 1-500 and 1023-2500 of 2500. Full output could not be saved: \
          This environment cannot run processes]"
     );
+}
+
+#[test]
+fn signal_lines_of_the_omitted_middle_are_promoted_with_their_numbers() {
+    let (mut output, _log) = accumulator();
+    for i in 1..=100_000 {
+        let line = if i == 50_000 {
+            "error: boom\n".to_owned()
+        } else {
+            format!("{i}\n")
+        };
+        output.push(line.as_bytes());
+    }
+    output.finish();
+    let snapshot = output.snapshot(true);
+    assert!(
+        snapshot
+            .content
+            .contains("… 1 signal line among them:\n  50000: error: boom\n"),
+        "{}",
+        snapshot.content
+    );
+    assert_eq!(snapshot.signal_lines, vec![50_000]);
+    assert!(snapshot.truncation.output_lines <= 2000);
+    assert!(snapshot.content.len() <= 50 * 1024);
+    assert!(snapshot.content.ends_with("\n100000"));
 }

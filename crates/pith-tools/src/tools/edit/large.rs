@@ -111,6 +111,7 @@ pub(super) async fn edit(
         patch,
         first_changed_line,
         matches: edit_matches,
+        encoding: None,
     });
     Ok((result, new_len))
 }

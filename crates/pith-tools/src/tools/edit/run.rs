@@ -2,16 +2,19 @@
 
 use std::path::PathBuf;
 
-use pith_env::{FileKind, FileSystem, FsError, FsErrorKind};
+use pith_env::{FileKind, FileSystem, FsError, FsErrorKind, Metadata};
 use pith_text::{
-    Edit, EditMatch, MatchTier, apply_edits_replacing_all, display_diff, unified_patch,
+    Edit, EditMatch, MatchTier, apply_edits_replacing_all, check_representable, display_diff,
+    unified_patch,
 };
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use crate::details::EditDetails;
+use crate::journal::{self, Before, CallTag};
 use crate::paths::{describe_fs_error, not_found_hint};
 use crate::session::Fingerprint;
+use crate::textfile::{LoadedText, check_unchanged, encoding_note};
 use crate::tool::{ToolContext, ToolError, ToolOutput};
 
 /// Context lines around each change in the diff and the patch.
@@ -35,10 +38,25 @@ impl EditJob<'_> {
         let fs = self.fs;
         let raw = self.raw_path.as_str();
         let aborted = || ToolError::check_cancelled(cancel);
-        let len = self.check_file(fs).await?;
+        let metadata = self.check_file(fs).await?;
+        let len = metadata.len;
         if len > super::large::IN_MEMORY_MAX_BYTES {
-            // Streamed, exact matches only: the file is never held in memory.
-            let (result, _) = super::large::edit(fs, &self.path, raw, len, &self.edits).await?;
+            crate::stale::check_fresh_large(self.context, fs, &self.path, &metadata)
+                .await
+                .map_err(|changed| {
+                    ToolError::new(format!(
+                        "Could not edit file: {raw}. It changed since this session last read it; read it again, then edit.\n{}",
+                        changed.detail
+                    ))
+                })?;
+            // Streamed, exact matches only: the file is never held in memory,
+            // and so it is not journaled (it is over the journal's per-file cap).
+            let (mut result, _) = super::large::edit(fs, &self.path, raw, len, &self.edits).await?;
+            if self.context.config.journal.is_some() {
+                result.content.push(crate::tool::Content::text(format!(
+                    "Note: {raw} is not undoable: it is over the journal's per-file cap ({len} bytes)."
+                )));
+            }
             if let Ok(metadata) = fs.metadata(&self.path).await
                 && let Some(stamp) = Fingerprint::stamp(&metadata)
             {
@@ -50,23 +68,42 @@ impl EditJob<'_> {
             return Ok(result);
         }
         let bytes = self.read(fs).await?;
-        let original = std::str::from_utf8(&bytes).map_err(|error| {
-            ToolError::new(format!(
-                "Could not edit file: {raw}. It is not valid UTF-8 text (invalid byte at offset {}), and edit only changes UTF-8 files. Replace it whole with write, or change its bytes with bash.",
-                error.valid_up_to()
-            ))
-        })?;
+        let loaded = LoadedText::decode(bytes, raw, "edit")?;
+        check_unchanged(self.context, fs, &self.path, &loaded, raw, "edit").await?;
         aborted()?;
-        let outcome = apply_edits_replacing_all(original, &self.edits, &self.replace_all)
+        let encoding = loaded.encoding();
+        if !encoding.is_utf8() {
+            for (index, edit) in self.edits.iter().enumerate() {
+                check_representable(&edit.new_text, encoding).map_err(|error| {
+                    ToolError::new(format!(
+                        "Could not edit file: {raw}. In edits[{index}].newText, {error}. Use characters {} has (the file stays {}), or rewrite it with write and encoding \"utf-8\".",
+                        encoding.name(),
+                        encoding.name()
+                    ))
+                })?;
+            }
+        }
+        let outcome = apply_edits_replacing_all(loaded.text(), &self.edits, &self.replace_all)
             .map_err(|error| ToolError::new(error.render(raw, self.edits.len())))?;
+        let bytes = loaded.encode_edit(&outcome.file_text, raw, "edit")?;
         // Last check: once the atomic write starts it completes.
         aborted()?;
-        fs.write_atomic(&self.path, outcome.file_text.as_bytes())
+        let tag = CallTag::new("edit", &self.context.group);
+        let note = journal::record_change(
+            self.context,
+            &tag,
+            0,
+            &self.path,
+            Before::Content(loaded.bytes()),
+            Some(&bytes),
+        )
+        .await;
+        fs.write_atomic(&self.path, &bytes)
             .await
             .map_err(|error| self.failure(&error))?;
         self.context
             .session
-            .record_written(fs, &self.path, outcome.file_text.as_bytes())
+            .record_written_text(fs, &self.path, &bytes, &outcome.file_text)
             .await;
         let diff = display_diff(&outcome.old_content, &outcome.new_content, CONTEXT_LINES);
         let patch = unified_patch(
@@ -87,6 +124,11 @@ impl EditJob<'_> {
             text.push('\n');
             text.push_str(&note);
         }
+        text.push_str(&encoding_note(encoding));
+        if let Some(note) = note {
+            text.push('\n');
+            text.push_str(&note);
+        }
         let structured = json!({
             "path": raw,
             "replaced": outcome.matches.len(),
@@ -100,6 +142,7 @@ impl EditJob<'_> {
                 patch,
                 first_changed_line: diff.first_changed_line.map(|line| line as u64),
                 matches: outcome.matches,
+                encoding: Some(encoding.describe()),
             }))
     }
 
@@ -111,8 +154,8 @@ impl EditJob<'_> {
         }
     }
 
-    /// The file's size, refusing anything but a regular file (a FIFO would block).
-    async fn check_file(&self, fs: &dyn FileSystem) -> Result<u64, ToolError> {
+    /// The file's metadata, refusing anything but a regular file (a FIFO would block).
+    async fn check_file(&self, fs: &dyn FileSystem) -> Result<Metadata, ToolError> {
         let metadata = match fs.metadata(&self.path).await {
             Ok(metadata) => metadata,
             Err(error) => return Err(self.missing_or_failure(&error).await),
@@ -132,7 +175,7 @@ impl EditJob<'_> {
                 )));
             }
         }
-        Ok(metadata.len)
+        Ok(metadata)
     }
 
     async fn missing_or_failure(&self, error: &FsError) -> ToolError {

@@ -65,6 +65,13 @@ pub(super) struct Scan {
     lossy: bool,
 }
 
+impl Scan {
+    /// Whether some shown line was not valid UTF-8 (shown lossily).
+    pub(super) fn lossy(&self) -> bool {
+        self.lossy
+    }
+}
+
 /// The streaming line scanner.
 pub(super) struct Scanner {
     window: Window,

@@ -1,0 +1,177 @@
+//! The temp-file writer of every local write: a temp file in one directory
+//! handle, written, fsynced and renamed over the target *relative to the same
+//! handle*, so the directory the caller verified is the one written in.
+//!
+//! On Linux the new bytes go to an unnamed file (`O_TMPFILE`) in the directory:
+//! written, fsynced, then given a temp name with
+//! `linkat("/proc/self/fd/N", AT_SYMLINK_FOLLOW)` and renamed over the target
+//! at once. A writer killed before the link leaves nothing behind (the kernel
+//! frees the unnamed file); only a kill in the microseconds between link and
+//! rename leaves a `.<name>.<random>.pith-tmp` file. Where `O_TMPFILE` or the
+//! link is not available (some file systems, no `/proc`, other systems) a named
+//! temp file is created exclusively (`O_EXCL | O_NOFOLLOW`), written, fsynced
+//! and renamed, which a kill leaves behind. On any failure the temp file is
+//! unlinked relative to the handle, so nothing is left anywhere.
+
+use std::ffi::{OsStr, OsString};
+use std::fs::File;
+use std::io;
+use std::os::fd::BorrowedFd;
+
+use rustix::fs::{self as rfs, AtFlags, Mode, OFlags};
+use rustix::io::Errno;
+
+use super::kind::mode_of;
+
+/// What every temp file's name ends with.
+pub(super) const TEMP_SUFFIX: &str = ".pith-tmp";
+
+/// A temp file in one directory handle, renamed over a name in the same handle.
+pub(super) struct TempIn<'a> {
+    pub(super) dir: BorrowedFd<'a>,
+    /// The start of every temp name: `.` and a short prefix of the file's name.
+    pub(super) prefix: String,
+}
+
+impl TempIn<'_> {
+    fn temp_name(&self) -> OsString {
+        OsString::from(format!(
+            "{}{:016x}{TEMP_SUFFIX}",
+            self.prefix,
+            rand::random::<u64>()
+        ))
+    }
+
+    /// Writes a temp file with `write` (keeping `existing`'s mode and owner) and
+    /// renames it over `name`.
+    pub(super) fn write_and_rename(
+        &self,
+        name: &OsStr,
+        write: &mut Filler<'_>,
+        existing: Option<&rfs::Stat>,
+    ) -> Result<(), Errno> {
+        #[cfg(target_os = "linux")]
+        if let Some(temp) = self.unnamed(name, write, existing)? {
+            return self.rename(&temp, name);
+        }
+        self.named(name, write, existing)
+    }
+
+    /// The portable path: a named temp file, created exclusively, written,
+    /// fsynced and renamed.
+    pub(super) fn named(
+        &self,
+        name: &OsStr,
+        write: &mut Filler<'_>,
+        existing: Option<&rfs::Stat>,
+    ) -> Result<(), Errno> {
+        let mut attempts = 0;
+        let (file, temp) = loop {
+            let temp = self.temp_name();
+            let flags =
+                OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+            match rfs::openat(
+                self.dir,
+                temp.as_os_str(),
+                flags,
+                Mode::from_raw_mode(0o666),
+            ) {
+                Ok(fd) => break (File::from(fd), temp),
+                Err(Errno::EXIST) if attempts < 8 => attempts += 1,
+                Err(errno) => return Err(errno),
+            }
+        };
+        let mut file = file;
+        if let Err(errno) = fill(self.dir, name, &mut file, write, existing) {
+            let _ = rfs::unlinkat(self.dir, temp.as_os_str(), AtFlags::empty());
+            return Err(errno);
+        }
+        drop(file);
+        self.rename(&temp, name)
+    }
+
+    /// Fsyncs the directory, for the durability of the rename (some file
+    /// systems refuse to fsync a directory: then it is skipped).
+    pub(super) fn sync_dir(&self) {
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+        if let Ok(handle) = rfs::openat(self.dir, ".", flags, Mode::empty()) {
+            let _ = rfs::fsync(&handle);
+        }
+    }
+
+    /// Renames `temp` over `name`; on failure removes `temp`.
+    pub(super) fn rename(&self, temp: &OsStr, name: &OsStr) -> Result<(), Errno> {
+        if let Err(errno) = rfs::renameat(self.dir, temp, self.dir, name) {
+            let _ = rfs::unlinkat(self.dir, temp, AtFlags::empty());
+            return Err(errno);
+        }
+        Ok(())
+    }
+
+    /// Writes an unnamed (`O_TMPFILE`) file in the directory and links it
+    /// under a temp name. `Ok(None)`: not available here, nothing was created.
+    #[cfg(target_os = "linux")]
+    pub(super) fn unnamed(
+        &self,
+        name: &OsStr,
+        write: &mut Filler<'_>,
+        existing: Option<&rfs::Stat>,
+    ) -> Result<Option<OsString>, Errno> {
+        let flags = OFlags::TMPFILE | OFlags::WRONLY | OFlags::CLOEXEC;
+        let Ok(fd) = rfs::openat(self.dir, ".", flags, Mode::from_raw_mode(0o666)) else {
+            return Ok(None);
+        };
+        let mut file = File::from(fd);
+        fill(self.dir, name, &mut file, write, existing)?;
+        let proc_path = format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&file));
+        for _ in 0..8 {
+            let temp = self.temp_name();
+            match rfs::linkat(
+                rfs::CWD,
+                proc_path.as_str(),
+                self.dir,
+                temp.as_os_str(),
+                AtFlags::SYMLINK_FOLLOW,
+            ) {
+                Ok(()) => return Ok(Some(temp)),
+                Err(Errno::EXIST) => {}
+                Err(_) => return Ok(None),
+            }
+        }
+        Ok(None)
+    }
+}
+
+/// Writes a temp file's bytes: given the directory handle and the name of the
+/// file being replaced, and the temp file.
+pub(super) type Filler<'a> = dyn FnMut(BorrowedFd<'_>, &OsStr, &mut File) -> io::Result<()> + 'a;
+
+/// Writes the temp file with `write`, keeps the replaced file's mode (and owner
+/// where allowed), and fsyncs.
+fn fill(
+    dir: BorrowedFd<'_>,
+    name: &OsStr,
+    file: &mut File,
+    write: &mut Filler<'_>,
+    existing: Option<&rfs::Stat>,
+) -> Result<(), Errno> {
+    if let Some(stat) = existing {
+        rfs::fchmod(&*file, Mode::from_raw_mode(mode_of(stat) & 0o7777))?;
+        // Only root (or the owner keeping its own ids) may chown; a failure
+        // leaves the writer as owner, which is what a plain write means anyway.
+        let _ = rfs::fchown(
+            &*file,
+            Some(rustix::fs::Uid::from_raw(stat.st_uid)),
+            Some(rustix::fs::Gid::from_raw(stat.st_gid)),
+        );
+    }
+    write(dir, name, file).map_err(errno_of)?;
+    file.sync_all().map_err(errno_of)?;
+    Ok(())
+}
+
+fn errno_of(error: io::Error) -> Errno {
+    error
+        .raw_os_error()
+        .map_or(Errno::IO, Errno::from_raw_os_error)
+}

@@ -1,0 +1,499 @@
+//! Undo: restores journaled files through the mutation queue and the atomic
+//! write, all or nothing, and journals what it did (so it can be undone: redo).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use pith_env::{FileSystem, FsErrorKind};
+use serde::Serialize;
+use tokio_util::sync::CancellationToken;
+
+use super::{Before, CallTag, Change, FileState, Journal, JournalEntry};
+use crate::paths::describe_fs_error;
+use crate::queue::{ExclusiveError, exclusive_all};
+use crate::queue::{MutationQueue, Ticket};
+use crate::session::Session;
+use crate::tool::ToolError;
+
+/// Which journaled changes to undo.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum UndoSelector {
+    /// The changes of the last `n` groups (a group: one `pith batch`, one MCP
+    /// request group, one undo).
+    Last(usize),
+    /// The changes of one call (or the one entry with this id).
+    Call(String),
+    /// The changes of one group.
+    Group(String),
+    /// Every change made at or after this time.
+    Since(SystemTime),
+}
+
+/// What an undo does.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UndoOptions {
+    /// Which changes.
+    pub selector: UndoSelector,
+    /// Restore files that changed since the journaled change, too.
+    pub force: bool,
+    /// Only report what would be restored, with the diffs.
+    pub dry_run: bool,
+}
+
+/// What happened (or would happen) to one file.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase", tag = "outcome")]
+pub enum UndoOutcome {
+    /// The previous content was written back.
+    Restored,
+    /// The file did not exist before: it was removed.
+    Removed,
+    /// The file already has its previous content (undone before, or the change
+    /// never landed): nothing to do.
+    Unchanged,
+    /// The file changed since the journaled change: refused (use force).
+    Changed,
+    /// The previous content was not stored (too large, or evicted).
+    NotUndoable {
+        /// Why.
+        reason: String,
+    },
+}
+
+/// One file of an undo.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UndoFile {
+    /// The file.
+    pub path: PathBuf,
+    /// What happened to it.
+    #[serde(flatten)]
+    pub outcome: UndoOutcome,
+    /// The journal entries undone for it, newest first.
+    pub entries: Vec<String>,
+    /// Unified diff from the current content to the restored one.
+    pub patch: String,
+}
+
+/// The result of an undo.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UndoReport {
+    /// Per file, in path order.
+    pub files: Vec<UndoFile>,
+    /// Nothing was written.
+    pub dry_run: bool,
+    /// The undo's own call id (undo it to redo), when it wrote anything.
+    pub call: Option<String>,
+}
+
+impl UndoReport {
+    /// One line per file for the model or a terminal.
+    pub fn summary(&self) -> String {
+        let mut lines = Vec::new();
+        for file in &self.files {
+            let what = match &file.outcome {
+                UndoOutcome::Restored if self.dry_run => "would be restored".to_owned(),
+                UndoOutcome::Restored => "restored".to_owned(),
+                UndoOutcome::Removed if self.dry_run => {
+                    "would be removed (it was created)".to_owned()
+                }
+                UndoOutcome::Removed => "removed (it was created)".to_owned(),
+                UndoOutcome::Unchanged => "already at its previous content".to_owned(),
+                UndoOutcome::Changed => "changed since; not restored (use force)".to_owned(),
+                UndoOutcome::NotUndoable { reason } => format!("not undoable: {reason}"),
+            };
+            lines.push(format!("{}: {what}", file.path.display()));
+        }
+        if let Some(call) = &self.call {
+            lines.push(format!("Undo call {call} (undo it to redo)."));
+        }
+        lines.join("\n")
+    }
+}
+
+/// What undo works with.
+pub(crate) struct UndoContext {
+    pub(crate) journal: Arc<Journal>,
+    pub(crate) queue: Arc<MutationQueue>,
+    /// The view the queue keys are computed through.
+    pub(crate) lock_fs: Arc<dyn FileSystem>,
+    /// The confined write view restores go through.
+    pub(crate) write_fs: Arc<dyn FileSystem>,
+    pub(crate) session: Session,
+    pub(crate) ticket: Ticket,
+    pub(crate) group: String,
+}
+
+/// The entries `selector` picks, oldest first.
+pub(crate) fn select(entries: Vec<JournalEntry>, selector: &UndoSelector) -> Vec<JournalEntry> {
+    match selector {
+        UndoSelector::Last(count) => {
+            let mut groups: Vec<&str> = Vec::new();
+            for entry in entries.iter().rev() {
+                if groups.len() >= *count {
+                    break;
+                }
+                if !groups.contains(&entry.group.as_str()) {
+                    groups.push(&entry.group);
+                }
+            }
+            let groups: Vec<String> = groups.into_iter().map(str::to_owned).collect();
+            entries
+                .into_iter()
+                .filter(|entry| groups.contains(&entry.group))
+                .collect()
+        }
+        UndoSelector::Call(id) => entries
+            .into_iter()
+            .filter(|entry| &entry.call == id || &entry.id == id)
+            .collect(),
+        UndoSelector::Group(group) => entries
+            .into_iter()
+            .filter(|entry| &entry.group == group)
+            .collect(),
+        UndoSelector::Since(time) => {
+            let since = time
+                .duration_since(UNIX_EPOCH)
+                .unwrap_or(Duration::ZERO)
+                .as_millis() as u64;
+            entries
+                .into_iter()
+                .filter(|entry| entry.time_ms >= since)
+                .collect()
+        }
+    }
+}
+
+/// One file's plan: where it is now and what it goes back to.
+struct Plan {
+    path: PathBuf,
+    current: Option<Vec<u8>>,
+    target: Option<Vec<u8>>,
+    outcome: UndoOutcome,
+    entries: Vec<String>,
+}
+
+/// Undoes the selected changes (see [`UndoOptions`]).
+pub(crate) async fn undo(
+    context: UndoContext,
+    options: UndoOptions,
+) -> Result<UndoReport, ToolError> {
+    let entries = context
+        .journal
+        .entries()
+        .await
+        .map_err(|error| ToolError::new(error.to_string()))?;
+    let selected = select(entries, &options.selector);
+    if selected.is_empty() {
+        return Err(ToolError::new(
+            "Nothing to undo: no journaled change matches. List the journal (pith undo --list) to see the calls and groups.",
+        ));
+    }
+    let mut by_path: BTreeMap<PathBuf, Vec<JournalEntry>> = BTreeMap::new();
+    for entry in selected {
+        by_path.entry(entry.path.clone()).or_default().push(entry);
+    }
+    let paths: Vec<PathBuf> = by_path.keys().cloned().collect();
+    let (queue, lock_fs) = (context.queue.clone(), context.lock_fs.clone());
+    let ticket = context.ticket.clone();
+    let work = move |_token: CancellationToken| async move {
+        run_locked(&context, by_path, &options).await
+    };
+    match exclusive_all(
+        &queue,
+        &lock_fs,
+        paths,
+        ticket,
+        &CancellationToken::new(),
+        work,
+    )
+    .await
+    {
+        Ok(result) => result,
+        Err(ExclusiveError::Lock(error)) => Err(ToolError::new(describe_fs_error(&error))),
+        Err(ExclusiveError::Panicked(panic)) => {
+            Err(ToolError::internal("Could not undo: internal error", panic))
+        }
+    }
+}
+
+async fn run_locked(
+    context: &UndoContext,
+    by_path: BTreeMap<PathBuf, Vec<JournalEntry>>,
+    options: &UndoOptions,
+) -> Result<UndoReport, ToolError> {
+    let fs = &*context.write_fs;
+    let mut plans = Vec::with_capacity(by_path.len());
+    for (path, mut entries) in by_path {
+        entries.reverse();
+        plans.push(plan(context, fs, path, &entries, options.force).await?);
+    }
+    let refused = plans
+        .iter()
+        .any(|plan| matches!(plan.outcome, UndoOutcome::Changed));
+    let mut report = UndoReport {
+        files: Vec::new(),
+        dry_run: options.dry_run || refused,
+        call: None,
+    };
+    let tag = CallTag::new("undo", &context.group);
+    let mut wrote = false;
+    for (index, plan) in plans.into_iter().enumerate() {
+        let old = String::from_utf8_lossy(plan.current.as_deref().unwrap_or_default()).into_owned();
+        let new = String::from_utf8_lossy(plan.target.as_deref().unwrap_or_default()).into_owned();
+        let path_text = plan.path.display().to_string();
+        let patch = if matches!(plan.outcome, UndoOutcome::Restored | UndoOutcome::Removed) {
+            pith_text::unified_patch(&path_text, &old, &new, 3)
+        } else {
+            String::new()
+        };
+        if !report.dry_run && matches!(plan.outcome, UndoOutcome::Restored | UndoOutcome::Removed) {
+            let before = match &plan.current {
+                Some(bytes) => Before::Content(bytes),
+                None => Before::Absent,
+            };
+            let recorded = context
+                .journal
+                .record(Change {
+                    tag: &tag,
+                    index,
+                    path: &plan.path,
+                    before,
+                    after: FileState::of(plan.target.as_deref()),
+                    undoes: plan.entries.clone(),
+                })
+                .await;
+            if let Some(note) = recorded.note {
+                tracing::warn!("{note}");
+            }
+            restore(fs, &plan.path, plan.target.as_deref()).await?;
+            if let Some(bytes) = &plan.target {
+                let text = String::from_utf8_lossy(bytes);
+                context
+                    .session
+                    .record_written_text(fs, &plan.path, bytes, &text)
+                    .await;
+            }
+            wrote = true;
+        }
+        report.files.push(UndoFile {
+            path: plan.path,
+            outcome: plan.outcome,
+            entries: plan.entries,
+            patch,
+        });
+    }
+    if refused {
+        let changed: Vec<String> = report
+            .files
+            .iter()
+            .filter(|file| matches!(file.outcome, UndoOutcome::Changed))
+            .map(|file| file.path.display().to_string())
+            .collect();
+        return Err(ToolError::new(format!(
+            "Undo refused: {} changed since the journaled change, so restoring would lose that work. Nothing was restored. Undo with force to overwrite it anyway.",
+            changed.join(", ")
+        ))
+        .with_details(serde_json::to_value(&report).unwrap_or_default()));
+    }
+    if wrote {
+        report.call = Some(tag.call);
+    }
+    Ok(report)
+}
+
+/// Walks one file's entries newest first from its current content.
+async fn plan(
+    context: &UndoContext,
+    fs: &dyn FileSystem,
+    path: PathBuf,
+    entries: &[JournalEntry],
+    force: bool,
+) -> Result<Plan, ToolError> {
+    let current = match fs.read(&path).await {
+        Ok(bytes) => Some(bytes),
+        Err(error) if error.kind == FsErrorKind::NotFound => None,
+        Err(error) => {
+            return Err(ToolError::new(format!(
+                "Could not undo {}: {}",
+                path.display(),
+                describe_fs_error(&error)
+            )));
+        }
+    };
+    let mut state = FileState::of(current.as_deref());
+    let mut target = current.clone();
+    let mut undone = Vec::new();
+    let mut outcome = UndoOutcome::Unchanged;
+    for entry in entries {
+        if !state.same_content(&entry.after) {
+            if state.same_content(&entry.before) {
+                continue;
+            }
+            if !force {
+                outcome = UndoOutcome::Changed;
+                break;
+            }
+        }
+        match &entry.before {
+            FileState::Absent => target = None,
+            FileState::Content { hash, .. } => match context.journal.content(hash).await {
+                Ok(bytes) => target = Some(bytes),
+                Err(error) => {
+                    outcome = UndoOutcome::NotUndoable {
+                        reason: format!("{error} (entry {})", entry.id),
+                    };
+                    break;
+                }
+            },
+            FileState::NotUndoable { reason, .. } => {
+                outcome = UndoOutcome::NotUndoable {
+                    reason: reason.clone(),
+                };
+                break;
+            }
+        }
+        state = entry.before.clone();
+        undone.push(entry.id.clone());
+    }
+    if !matches!(outcome, UndoOutcome::Changed) && target != current {
+        // Restore as far as the walk got, even if it stopped at an older entry.
+        outcome = if target.is_none() {
+            UndoOutcome::Removed
+        } else {
+            UndoOutcome::Restored
+        };
+    }
+    Ok(Plan {
+        path,
+        current,
+        target,
+        outcome,
+        entries: undone,
+    })
+}
+
+/// Writes `target` to `path` atomically, or removes the file.
+async fn restore(fs: &dyn FileSystem, path: &Path, target: Option<&[u8]>) -> Result<(), ToolError> {
+    let failed = |error: pith_env::FsError| {
+        ToolError::new(format!(
+            "Could not restore {}: {}",
+            path.display(),
+            describe_fs_error(&error)
+        ))
+    };
+    match target {
+        Some(bytes) => {
+            if let Some(parent) = path.parent() {
+                fs.create_dir_all(parent).await.map_err(failed)?;
+            }
+            fs.write_atomic(path, bytes).await.map_err(failed)
+        }
+        None => match fs.remove_file(path).await {
+            Err(error) if error.kind != FsErrorKind::NotFound => Err(failed(error)),
+            _ => Ok(()),
+        },
+    }
+}
+
+/// Where a journaled change stands now.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum EntryStatus {
+    /// The file has the content the change wrote.
+    Current,
+    /// The file has the content from before the change (undone, or it never landed).
+    Before,
+    /// The file changed since (or cannot be read).
+    Changed,
+}
+
+/// A journal entry and where it stands.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ListedEntry {
+    /// The entry.
+    #[serde(flatten)]
+    pub entry: JournalEntry,
+    /// Where it stands.
+    pub status: EntryStatus,
+}
+
+impl Session {
+    /// The journal's entries, oldest first, each with where it stands now
+    /// (an error when the tool set has no journal).
+    ///
+    /// # Errors
+    ///
+    /// No journal, or it cannot be read.
+    pub async fn journal_entries(&self) -> Result<Vec<ListedEntry>, ToolError> {
+        let journal = self.journal()?;
+        let entries = journal
+            .entries()
+            .await
+            .map_err(|error| ToolError::new(error.to_string()))?;
+        let fs = self.toolset().inner.write_fs.clone();
+        let mut listed = Vec::with_capacity(entries.len());
+        for entry in entries {
+            let current = match fs.read(&entry.path).await {
+                Ok(bytes) => Some(FileState::of(Some(&bytes))),
+                Err(error) if error.kind == FsErrorKind::NotFound => Some(FileState::Absent),
+                Err(_) => None,
+            };
+            let status = match current {
+                Some(state) if state.same_content(&entry.after) => EntryStatus::Current,
+                Some(state) if state.same_content(&entry.before) => EntryStatus::Before,
+                _ => EntryStatus::Changed,
+            };
+            listed.push(ListedEntry { entry, status });
+        }
+        Ok(listed)
+    }
+
+    /// Undoes journaled changes through the mutation queue (see [`UndoOptions`]);
+    /// the undo is journaled in `group` (a new group when `None`), so it can be undone.
+    ///
+    /// # Errors
+    ///
+    /// No journal, nothing selected, a file changed since (without `force`), or a
+    /// restore failed; the error's details carry the per-file report.
+    pub async fn undo(
+        &self,
+        options: UndoOptions,
+        group: Option<String>,
+    ) -> Result<UndoReport, ToolError> {
+        let ticket = self.admit();
+        self.undo_in_turn(ticket, options, group).await
+    }
+
+    pub(crate) async fn undo_in_turn(
+        &self,
+        ticket: Ticket,
+        options: UndoOptions,
+        group: Option<String>,
+    ) -> Result<UndoReport, ToolError> {
+        let journal = self.journal()?;
+        let toolset = self.toolset();
+        let context = UndoContext {
+            journal,
+            queue: toolset.queue().clone(),
+            lock_fs: toolset.env().fs.clone(),
+            write_fs: toolset.inner.write_fs.clone(),
+            session: self.clone(),
+            ticket,
+            group: group.unwrap_or_else(super::random_id),
+        };
+        undo(context, options).await
+    }
+
+    fn journal(&self) -> Result<Arc<Journal>, ToolError> {
+        self.toolset().config().journal.clone().ok_or_else(|| {
+            ToolError::new(
+                "Undo is off: this tool set has no journal (pith journals unless --no-journal).",
+            )
+        })
+    }
+}

@@ -1,0 +1,178 @@
+use std::path::Path;
+use std::sync::Arc;
+
+use pith_env::fault::{Fault, FaultyEnv, Operation};
+use pith_env::{Env, FileSystem, FsErrorKind, MemoryEnv};
+
+use super::*;
+
+fn journal(limits: JournalLimits) -> (Arc<dyn FileSystem>, Journal) {
+    let fs: Arc<dyn FileSystem> = Arc::new(MemoryEnv::new());
+    let journal = Journal::new(fs.clone(), "/state/pith/journal/w").with_limits(limits);
+    (fs, journal)
+}
+
+fn tag() -> CallTag {
+    CallTag::new("edit", "g1")
+}
+
+async fn objects(fs: &dyn FileSystem) -> usize {
+    match fs
+        .read_dir(Path::new("/state/pith/journal/w/objects"))
+        .await
+    {
+        Ok(listing) => listing.len(),
+        Err(error) if error.kind == FsErrorKind::NotFound => 0,
+        Err(error) => panic!("{error}"),
+    }
+}
+
+#[tokio::test]
+async fn stores_one_copy_of_identical_previous_contents() {
+    let (fs, journal) = journal(JournalLimits::default());
+    let after = FileState::of(Some(b"new"));
+    for index in 0..3 {
+        let recorded = journal
+            .record(Change {
+                tag: &tag(),
+                index,
+                path: Path::new("/w/a"),
+                before: Before::Content(b"same old"),
+                after: after.clone(),
+                undoes: Vec::new(),
+            })
+            .await;
+        assert_eq!(recorded.note, None);
+    }
+    assert_eq!(journal.entries().await.unwrap().len(), 3);
+    assert_eq!(objects(&*fs).await, 1);
+    let FileState::Content { hash, stored, .. } = &journal.entries().await.unwrap()[0].before
+    else {
+        panic!("no content");
+    };
+    assert!(stored);
+    assert_eq!(journal.content(hash).await.unwrap(), b"same old");
+}
+
+#[tokio::test]
+async fn evicts_the_oldest_entries_to_stay_under_the_total_cap() {
+    let limits = JournalLimits {
+        total_bytes: 20_000,
+        file_bytes: 10_000,
+    };
+    let (fs, journal) = journal(limits);
+    for index in 0..10_u8 {
+        let content = vec![b'a' + index; 3000];
+        let recorded = journal
+            .record(Change {
+                tag: &tag(),
+                index: usize::from(index),
+                path: Path::new("/w/a"),
+                before: Before::Content(&content),
+                after: FileState::Absent,
+                undoes: Vec::new(),
+            })
+            .await;
+        assert_eq!(recorded.note, None);
+        assert!(journal.size().await.unwrap() <= limits.total_bytes);
+    }
+    let entries = journal.entries().await.unwrap();
+    assert!(
+        entries.len() < 10 && entries.len() >= 2,
+        "{}",
+        entries.len()
+    );
+    // The newest survive, the oldest went, with their objects.
+    let last = entries.last().unwrap();
+    let FileState::Content { hash, .. } = &last.before else {
+        panic!("no content");
+    };
+    assert!(journal.content(hash).await.unwrap() == vec![b'j'; 3000]);
+    assert_eq!(objects(&*fs).await, entries.len());
+    assert!(entries.iter().all(|entry| !entry.id.ends_with("-0")));
+}
+
+#[tokio::test]
+async fn records_a_file_over_the_per_file_cap_as_not_undoable_with_a_note() {
+    let limits = JournalLimits {
+        total_bytes: 1 << 20,
+        file_bytes: 100,
+    };
+    let (fs, journal) = journal(limits);
+    let recorded = journal
+        .record(Change {
+            tag: &tag(),
+            index: 0,
+            path: Path::new("/w/big"),
+            before: Before::Content(&[b'x'; 101]),
+            after: FileState::Absent,
+            undoes: Vec::new(),
+        })
+        .await;
+    let note = recorded.note.unwrap();
+    assert!(note.contains("/w/big is not undoable"), "{note}");
+    assert!(note.contains("per-file cap of 100 bytes"), "{note}");
+    assert_eq!(objects(&*fs).await, 0);
+    assert!(matches!(
+        journal.entries().await.unwrap()[0].before,
+        FileState::NotUndoable { len: 101, .. }
+    ));
+}
+
+#[tokio::test]
+async fn a_journal_that_cannot_write_gives_a_note_instead_of_an_error() {
+    let faulty = FaultyEnv::new(Env::memory(MemoryEnv::new()));
+    let journal = Journal::new(faulty.env().fs, "/state/j");
+    faulty.inject(Fault::on(Operation::WriteAtomic).fs(FsErrorKind::NoSpace));
+    let recorded = journal
+        .record(Change {
+            tag: &tag(),
+            index: 0,
+            path: Path::new("/w/a"),
+            before: Before::Content(b"old"),
+            after: FileState::Absent,
+            undoes: Vec::new(),
+        })
+        .await;
+    let note = recorded.note.unwrap();
+    assert!(
+        note.starts_with("Note: this change is not undoable (undo journal:"),
+        "{note}"
+    );
+    assert!(note.ends_with("the change itself was made."), "{note}");
+}
+
+#[tokio::test]
+async fn a_new_journal_over_the_same_directory_sees_every_entry() {
+    let (fs, first) = journal(JournalLimits::default());
+    first
+        .record(Change {
+            tag: &tag(),
+            index: 0,
+            path: Path::new("/w/a"),
+            before: Before::Absent,
+            after: FileState::of(Some(b"x")),
+            undoes: Vec::new(),
+        })
+        .await;
+    let second = Journal::new(fs, "/state/pith/journal/w");
+    let entries = second.entries().await.unwrap();
+    assert_eq!(entries.len(), 1);
+    assert_eq!(entries[0].before, FileState::Absent);
+    assert_eq!(entries[0].group, "g1");
+    assert_eq!(entries[0].tool, "edit");
+}
+
+#[test]
+fn the_default_directory_is_under_the_state_home_keyed_by_workspace() {
+    let dir = Journal::default_dir(Path::new("/home/u/my project")).unwrap();
+    let other = Journal::default_dir(Path::new("/home/v/my project")).unwrap();
+    assert_ne!(dir, other);
+    let name = dir.file_name().unwrap().to_str().unwrap();
+    assert!(name.starts_with("my_project-"), "{name}");
+    assert!(
+        dir.parent().unwrap().ends_with("pith/journal"),
+        "{}",
+        dir.display()
+    );
+}

@@ -1,0 +1,251 @@
+//! Loading and storing a text file for the tools that change files (`edit`, `write`, and
+//! any other tool that rewrites a file's text, such as a patch or an undo).
+//!
+//! - [`load_text`] (or [`LoadedText::decode`] plus [`check_unchanged`] when the caller
+//!   reads the bytes itself): decodes the file in its encoding (BOM → UTF-8 → a confident
+//!   legacy guess, see [`pith_text::decode`]; anything else is refused as binary for
+//!   editing) and refuses when the session saw the file and it changed since (the
+//!   staleness check, [`crate::stale`]).
+//! - [`store_text`]: encodes the new text in the file's encoding with every byte outside
+//!   the changed lines identical ([`pith_text::encode_edited`]), replaces the file
+//!   atomically and records what the session now knows of it.
+//! - [`encode_new`]: the bytes for a whole new content in a given encoding (`write`).
+//!
+//! Call them inside the file's mutation-queue turn, after the hooks authorised the call.
+
+use std::borrow::Cow;
+use std::path::Path;
+
+use pith_env::FileSystem;
+use pith_text::{EncodeError, NotText, TextEncoding};
+
+use crate::paths::describe_fs_error;
+use crate::tool::{ToolContext, ToolError};
+
+/// A text file loaded for editing: its text and what is needed to write it back.
+#[derive(Debug)]
+pub(crate) struct LoadedText {
+    /// The text: for UTF-8 the file as is (BOM included, as the edit engine expects);
+    /// otherwise decoded, BOM excluded.
+    text: String,
+    /// The original bytes, for files that are not UTF-8 (UTF-8 bytes are `text`).
+    original: Option<Vec<u8>>,
+    encoding: TextEncoding,
+}
+
+impl LoadedText {
+    /// Decodes a whole file's `bytes`. UTF-8 is taken as is (no copy).
+    ///
+    /// # Errors
+    ///
+    /// A [`ToolError`] "Could not {verb} file: {raw}. {why}, so {verb} treats it as
+    /// binary. …" when the bytes are not text pith can write back faithfully.
+    pub(crate) fn decode(bytes: Vec<u8>, raw: &str, verb: &str) -> Result<LoadedText, ToolError> {
+        let bytes = match String::from_utf8(bytes) {
+            Ok(text) => {
+                let bom = text.starts_with('\u{FEFF}');
+                let mut encoding = TextEncoding::utf8();
+                if bom {
+                    encoding = TextEncoding::from_label("utf-8-bom").unwrap_or(encoding);
+                }
+                return Ok(LoadedText {
+                    text,
+                    original: None,
+                    encoding,
+                });
+            }
+            Err(error) => error.into_bytes(),
+        };
+        match pith_text::decode(&bytes) {
+            Ok(decoded) => {
+                let encoding = decoded.encoding;
+                let text = decoded.text.into_owned();
+                Ok(LoadedText {
+                    text,
+                    original: Some(bytes),
+                    encoding,
+                })
+            }
+            Err(error) => Err(not_text(&error, raw, verb)),
+        }
+    }
+
+    /// The text (see the field's note on BOMs).
+    pub(crate) fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// The file's encoding.
+    pub(crate) fn encoding(&self) -> TextEncoding {
+        self.encoding
+    }
+
+    /// The file's bytes as loaded.
+    pub(crate) fn bytes(&self) -> &[u8] {
+        self.original.as_deref().unwrap_or(self.text.as_bytes())
+    }
+
+    /// The bytes of the file with its text changed to `new_text`: for UTF-8 the text's
+    /// bytes; otherwise the unchanged lines' original bytes and the changed lines encoded.
+    ///
+    /// # Errors
+    ///
+    /// "Could not {verb} file: {raw}. {character, line, column} cannot be written in
+    /// {encoding}…" for a character the encoding lacks.
+    pub(crate) fn encode_edit<'a>(
+        &self,
+        new_text: &'a str,
+        raw: &str,
+        verb: &str,
+    ) -> Result<Cow<'a, [u8]>, ToolError> {
+        let Some(original) = &self.original else {
+            return Ok(Cow::Borrowed(new_text.as_bytes()));
+        };
+        pith_text::encode_edited(original, &self.text, new_text, self.encoding)
+            .map(Cow::Owned)
+            .map_err(|error| match error {
+                EncodeError::Unrepresentable(error) => ToolError::new(format!(
+                    "Could not {verb} file: {raw}. In the result, {error}. Use characters {} has (the file stays {}), or rewrite it with write and encoding \"utf-8\".",
+                    self.encoding.name(),
+                    self.encoding.name()
+                )),
+                EncodeError::NotFaithful => ToolError::new(format!(
+                    "Could not {verb} file: {raw}. {error}; the file is unchanged. Change it with bash."
+                )),
+            })
+    }
+}
+
+/// The message for bytes that are not text pith writes back.
+pub(crate) fn not_text(error: &NotText, raw: &str, verb: &str) -> ToolError {
+    let next = match verb {
+        "edit" => "Replace it whole with write, or change its bytes with bash.",
+        _ => "Change its bytes with bash.",
+    };
+    ToolError::new(format!(
+        "Could not {verb} file: {raw}. {error}, so {verb} treats it as binary. {next}"
+    ))
+}
+
+/// Refuses when the session saw `path` and its content (`loaded`) changed since; see
+/// [`crate::stale`].
+///
+/// # Errors
+///
+/// "Could not {verb} file: {raw}. It changed since this session last read it; read it
+/// again, then {verb}." and what changed.
+pub(crate) async fn check_unchanged(
+    context: &ToolContext,
+    fs: &dyn FileSystem,
+    path: &Path,
+    loaded: &LoadedText,
+    raw: &str,
+    verb: &str,
+) -> Result<(), ToolError> {
+    crate::stale::check_fresh(context, fs, path, loaded.bytes(), Some(loaded.text()))
+        .await
+        .map_err(|changed| {
+            ToolError::new(format!(
+                "Could not {verb} file: {raw}. It changed since this session last read it; read it again, then {verb}.\n{}",
+                changed.detail
+            ))
+        })
+}
+
+/// Reads, decodes and checks a text file for a tool that will rewrite it: the whole
+/// [`LoadedText::decode`] + [`check_unchanged`] sequence. For files up to 64 MiB (the
+/// caller checks the size and kind first; edit streams larger files).
+///
+/// # Errors
+///
+/// "Could not {verb} file: {raw}. {reason}" for a failed read, a file that is not text,
+/// or a stale one.
+#[allow(
+    dead_code,
+    reason = "shared with the tools that rewrite files (patches, undo); edit reads and writes itself for its own messages"
+)]
+pub(crate) async fn load_text(
+    context: &ToolContext,
+    fs: &dyn FileSystem,
+    path: &Path,
+    raw: &str,
+    verb: &str,
+) -> Result<LoadedText, ToolError> {
+    let bytes = fs.read(path).await.map_err(|error| {
+        ToolError::new(format!(
+            "Could not {verb} file: {raw}. {}.",
+            describe_fs_error(&error)
+        ))
+    })?;
+    let loaded = LoadedText::decode(bytes, raw, verb)?;
+    check_unchanged(context, fs, path, &loaded, raw, verb).await?;
+    Ok(loaded)
+}
+
+/// Encodes `new_text` byte-faithfully ([`LoadedText::encode_edit`]), replaces the file
+/// atomically and records the result as seen by the session (so the next edit of it
+/// passes the staleness check). Returns the bytes written.
+///
+/// # Errors
+///
+/// An unrepresentable character, or "Could not {verb} file: {raw}. {write failure}."
+/// (the file is then as it was).
+#[allow(
+    dead_code,
+    reason = "shared with the tools that rewrite files (patches, undo); edit reads and writes itself for its own messages"
+)]
+pub(crate) async fn store_text<'a>(
+    context: &ToolContext,
+    fs: &dyn FileSystem,
+    path: &Path,
+    loaded: &LoadedText,
+    new_text: &'a str,
+    raw: &str,
+    verb: &str,
+) -> Result<Cow<'a, [u8]>, ToolError> {
+    let bytes = loaded.encode_edit(new_text, raw, verb)?;
+    fs.write_atomic(path, &bytes).await.map_err(|error| {
+        ToolError::new(format!(
+            "Could not {verb} file: {raw}. {}.",
+            describe_fs_error(&error)
+        ))
+    })?;
+    context
+        .session
+        .record_written_text(fs, path, &bytes, new_text)
+        .await;
+    Ok(bytes)
+}
+
+/// The bytes of a whole new content in `encoding` (with its BOM when it has one).
+///
+/// # Errors
+///
+/// "Could not write {raw}: {character, line, column} cannot be written in {encoding}. …"
+pub(crate) fn encode_new<'a>(
+    content: &'a str,
+    encoding: TextEncoding,
+    raw: &str,
+) -> Result<Cow<'a, [u8]>, ToolError> {
+    if encoding == TextEncoding::utf8() {
+        return Ok(Cow::Borrowed(content.as_bytes()));
+    }
+    pith_text::encode(content, encoding)
+        .map(Cow::Owned)
+        .map_err(|error| {
+            ToolError::new(format!(
+                "Could not write {raw}: {error}. Use characters {} has, or pass encoding \"utf-8\".",
+                encoding.name()
+            ))
+        })
+}
+
+/// The note a result adds for a file that is not plain UTF-8, e.g. ` The file stays
+/// Shift_JIS.` (empty for UTF-8 without BOM).
+pub(crate) fn encoding_note(encoding: TextEncoding) -> String {
+    if encoding.is_utf8() {
+        String::new()
+    } else {
+        format!(" The file stays {}.", encoding.describe())
+    }
+}

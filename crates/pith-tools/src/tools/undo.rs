@@ -1,0 +1,124 @@
+//! `undo`: restores files from the undo journal (optional; `--tools …,undo`).
+
+use std::time::SystemTime;
+
+use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::{Describe, define};
+use crate::journal::{UndoOptions, UndoSelector, parse_since};
+use crate::tool::{
+    QueueUse, Tool, ToolAnnotations, ToolContext, ToolDefinition, ToolError, ToolOutput,
+};
+
+/// Arguments of `undo`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub(crate) struct UndoArgs {
+    /// Undo the changes of the last N groups of calls (default 1: the last group). Undoing an undo redoes it.
+    last: Option<u32>,
+    /// Undo one call's changes, by the call id a listing or an undo result shows.
+    call: Option<String>,
+    /// Undo every change since this time: 10m, 2h, 1d, or a UTC time like 2026-11-30T14:05:00Z.
+    since: Option<String>,
+    /// Restore even files that changed since (losing those changes). Default false.
+    force: Option<bool>,
+    /// Only show what would be restored, with diffs. Default false.
+    #[serde(rename = "dryRun")]
+    dry_run: Option<bool>,
+}
+
+pub(crate) struct UndoTool {
+    definition: ToolDefinition,
+}
+
+impl UndoTool {
+    pub(crate) fn new() -> UndoTool {
+        UndoTool {
+            definition: define::<UndoArgs>(Describe {
+                name: "undo",
+                title: "Undo file changes",
+                description: "Undo earlier write, edit and apply_patch changes from the undo journal: the last group of calls by default, or one call, or everything since a time. Refuses files changed since unless force. An undo can itself be undone (redo).",
+                prompt_snippet: "Undo earlier file changes (write, edit, apply_patch)",
+                prompt_guidelines: &[
+                    "Use undo to revert your own recent file changes instead of rewriting files by hand.",
+                ],
+                annotations: ToolAnnotations {
+                    read_only: false,
+                    destructive: true,
+                    idempotent: false,
+                    open_world: false,
+                },
+            }),
+        }
+    }
+}
+
+fn options(args: UndoArgs) -> Result<UndoOptions, ToolError> {
+    let chosen = [
+        args.last.is_some(),
+        args.call.is_some(),
+        args.since.is_some(),
+    ];
+    if chosen.iter().filter(|set| **set).count() > 1 {
+        return Err(ToolError::new("Give only one of last, call and since."));
+    }
+    let selector = if let Some(call) = args.call {
+        UndoSelector::Call(call)
+    } else if let Some(since) = args.since {
+        UndoSelector::Since(parse_since(&since, SystemTime::now()).map_err(ToolError::new)?)
+    } else {
+        UndoSelector::Last(args.last.unwrap_or(1).max(1) as usize)
+    };
+    Ok(UndoOptions {
+        selector,
+        force: args.force.unwrap_or(false),
+        dry_run: args.dry_run.unwrap_or(false),
+    })
+}
+
+#[async_trait]
+impl Tool for UndoTool {
+    type Args = UndoArgs;
+
+    fn definition(&self) -> &ToolDefinition {
+        &self.definition
+    }
+
+    fn queue_use(&self) -> QueueUse {
+        QueueUse::Turn
+    }
+
+    async fn execute(
+        &self,
+        args: UndoArgs,
+        context: &ToolContext,
+        _cancel: CancellationToken,
+    ) -> Result<ToolOutput, ToolError> {
+        let options = options(args)?;
+        match context
+            .session
+            .undo_in_turn(context.ticket(), options, None)
+            .await
+        {
+            Ok(report) => {
+                let files: Vec<Value> = report
+                    .files
+                    .iter()
+                    .map(|file| {
+                        let outcome = serde_json::to_value(&file.outcome).unwrap_or_default();
+                        json!({"path": file.path, "outcome": outcome["outcome"]})
+                    })
+                    .collect();
+                Ok(ToolOutput::text(report.summary())
+                    .with_structured(
+                        json!({"files": files, "dryRun": report.dry_run, "call": report.call}),
+                    )
+                    .with_details(serde_json::to_value(&report).unwrap_or_default()))
+            }
+            Err(error) => Err(error),
+        }
+    }
+}
