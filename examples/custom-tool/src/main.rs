@@ -1,5 +1,5 @@
 //! `pith-with-append`: the `pith` command line with the `append` tool added.
-//! `pith-with-append tools --json` lists it after the seven; `call`, `batch`
+//! `pith-with-append tools --json` lists it after the built-in tools; `call`, `batch`
 //! and `mcp` run it like any other tool.
 
 use pith_example_custom_tool::AppendTool;

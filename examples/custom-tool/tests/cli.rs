@@ -12,7 +12,7 @@ use serde_json::Value;
 const BIN: &str = env!("CARGO_BIN_EXE_pith-with-append");
 
 #[test]
-fn tools_json_lists_the_added_tool_after_the_seven() {
+fn tools_json_lists_the_added_tool_after_the_built_in_ones() {
     let output = Command::new(BIN)
         .args(["tools", "--json"])
         .output()
@@ -23,10 +23,10 @@ fn tools_json_lists_the_added_tool_after_the_seven() {
     assert_eq!(
         names,
         [
-            "read", "bash", "edit", "write", "grep", "find", "ls", "append"
+            "read", "bash", "edit", "write", "grep", "find", "ls", "jobs", "append"
         ]
     );
-    let append = &list[7];
+    let append = &list[8];
     assert_eq!(
         append["inputSchema"]["required"],
         serde_json::json!(["path", "line"])
