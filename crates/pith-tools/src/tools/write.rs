@@ -86,7 +86,13 @@ impl Tool for WriteTool {
         context: &ToolContext,
         cancel: CancellationToken,
     ) -> ToolResult {
-        let raw_args = args.clone();
+        // Only the before-hooks need the arguments as sent: without hooks, no copy of
+        // the content (a 50 MiB write would hold it twice).
+        let raw_args = if context.config.hooks.is_empty() {
+            Value::Null
+        } else {
+            args.clone()
+        };
         let schema = &self.definition.input_schema;
         let (args, path) = match parse_and_resolve(schema, args, context) {
             Ok(parsed) => parsed,
