@@ -9,16 +9,30 @@
 // Each call goes through the same steps as Pi's agent loop: `prepareArguments` (edit's repair
 // of legacy arguments), `validateToolArguments` (TypeBox coercion and validation, including
 // its structuredClone of the arguments), then `execute`; a thrown error becomes
-// `{isError: true, content: [{type: "text", text: message}], details: {}}`.
+// `{isError: true, content: [{type: "text", text: message}], details: {}}`; a result with
+// `isError: true` is an error too.
 // `ms` is the time of those three steps alone (no JSON parsing or printing).
 //
 // Special requests: `{"id", "tool": "__ping"}` answers at once (used to time Node's start-up
 // to first answer); `{"id", "tool": "__gc"}` runs the garbage collector (when Node was started
 // with --expose-gc) and answers; `{"id", "tool": "__exit"}` ends the process.
 
+//
+// Which Pi: `PI_RUNNER_PEER=pi16` loads Pi 1.6.0 (`@earendil-works/*`, installed in
+// `pi16/node_modules`, run with the Node 22 installed there); anything else loads Pi 0.73.1
+// (`@mariozechner/*` in `node_modules`). Both expose the same factories and validator.
+
 import { createInterface } from "node:readline";
 import { performance } from "node:perf_hooks";
-import {
+
+const pi16 = process.env.PI_RUNNER_PEER === "pi16";
+const agent = pi16
+	? await import(new URL("./pi16/node_modules/@earendil-works/pi-coding-agent/dist/index.js", import.meta.url))
+	: await import("@mariozechner/pi-coding-agent");
+const ai = pi16
+	? await import(new URL("./pi16/node_modules/@earendil-works/pi-ai/dist/index.js", import.meta.url))
+	: await import("@mariozechner/pi-ai");
+const {
 	createBashTool,
 	createEditTool,
 	createFindTool,
@@ -26,8 +40,8 @@ import {
 	createLsTool,
 	createReadTool,
 	createWriteTool,
-} from "@mariozechner/pi-coding-agent";
-import { validateToolArguments } from "@mariozechner/pi-ai";
+} = agent;
+const { validateToolArguments } = ai;
 
 const factories = {
 	read: createReadTool,
@@ -65,7 +79,9 @@ async function call(request) {
 		if (tool.prepareArguments) args = tool.prepareArguments(args);
 		const validated = validateToolArguments(tool, { type: "toolCall", id: String(request.id), name: tool.name, arguments: args });
 		const result = await tool.execute(String(request.id), validated, undefined, undefined);
-		return { isError: false, content: result.content, details: result.details ?? null };
+		// Pi 1.6 returns some errors as results (`isError: true`, e.g. a non-zero exit) rather
+		// than throwing them, as 0.73.1 did.
+		return { isError: result.isError === true, content: result.content, details: result.details ?? null };
 	} catch (error) {
 		const text = error instanceof Error ? error.message : String(error);
 		return { isError: true, content: [{ type: "text", text }], details: {} };

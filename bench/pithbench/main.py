@@ -31,6 +31,8 @@ def parse(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--pith", help="path of the pith binary to measure (implies --no-build)")
     p.add_argument("--out", default=str(peers.BENCH / "results"), help="results directory")
     p.add_argument("--timeout", type=float, default=600, help="seconds before a call is killed")
+    p.add_argument("--peers", default="pi,pi16",
+                   help="which Pi to run beside pith: pi (0.73.1, Node 20), pi16 (1.6.0, Node 22); default both")
     return p.parse_args(argv)
 
 
@@ -43,8 +45,12 @@ def main(argv: list[str]) -> int:
     tmpdir = work / "tmp"
     tmpdir.mkdir(parents=True, exist_ok=True)
 
-    node = peers.ensure_node(log)
-    pi_version = peers.ensure_pi(log)
+    wanted = {x.strip() for x in args.peers.split(",") if x.strip()}
+    if not wanted or wanted - {"pi", "pi16"}:
+        raise SystemExit(f"bench: --peers takes pi and/or pi16, not {args.peers!r}")
+    node = peers.ensure_node(log) if "pi" in wanted else None
+    pi_version = peers.ensure_pi(log) if "pi" in wanted else None
+    pi16_version, node22 = peers.ensure_pi16(log) if "pi16" in wanted else (None, None)
     rg = peers.ensure_rg(log)
     fd = peers.ensure_fd(log)
     procs.SPAWN_RSS = peers.build_spawn_rss(log)
@@ -52,7 +58,8 @@ def main(argv: list[str]) -> int:
         pith, build_note = str(Path(args.pith).resolve()), ""
     else:
         pith, build_note = peers.build_pith(log, not args.no_build)
-    log(f"peers: node {node}, pi {pi_version}, rg {rg}, fd {fd}, pith {pith or '(none)'}")
+    log(f"peers: node {node}, pi {pi_version}, pi16 {pi16_version} on {node22}, rg {rg}, fd {fd}, "
+        f"pith {pith or '(none)'}")
 
     corpus = Corpus(work / params.mode, params)
     t = time.perf_counter()
@@ -66,16 +73,22 @@ def main(argv: list[str]) -> int:
     pith_env = dict(base_env)
 
     script = peers.BENCH / "pi-runner.mjs"
-    runner = PiRunner(script, pi_env, corpus.root)
-    first = runner.start()
-    if first.error:
-        raise SystemExit(f"bench: the Pi runner did not start: {first.error}")
-    ctx = Ctx(corpus, pith, pith_env, pi_env, runner, script, rg, fd, tmpdir)
+    runners = {}
+    if "pi" in wanted:
+        runners["pi"] = PiRunner(script, pi_env, corpus.root)
+    if "pi16" in wanted:
+        runners["pi16"] = PiRunner(script, dict(pi_env, PI_RUNNER_PEER="pi16"), corpus.root, node=node22)
+    for name, runner in runners.items():
+        first = runner.start()
+        if first.error:
+            raise SystemExit(f"bench: the {name} runner did not start: {first.error}")
+    ctx = Ctx(corpus, pith, pith_env, pi_env, runners, script, rg, fd, tmpdir)
     scenarios = build(ctx)
     if args.list:
         for s in scenarios:
             print(f"{s.name:14} {s.title}")
-        runner.stop()
+        for runner in runners.values():
+            runner.stop()
         return 0
     only = {x.strip() for x in args.only.split(",") if x.strip()}
     unknown = only - {s.name for s in scenarios}
@@ -89,7 +102,8 @@ def main(argv: list[str]) -> int:
                 continue
             results.append(run_scenario(s, args.warmup, args.runs))
     finally:
-        runner.stop()
+        for runner in runners.values():
+            runner.stop()
 
     result = {
         "meta": {
@@ -98,6 +112,7 @@ def main(argv: list[str]) -> int:
             "runs": args.runs,
             "warmup": args.warmup,
             "machine": f"{os.cpu_count()} cores, {_mem_gib()} GiB, Linux {platform.release()}",
+            "load": _load(),
             "versions": peers.versions(rg, fd, pith),
             "build": build_note or "ok",
             "spawn_rss": bool(procs.SPAWN_RSS),
@@ -144,6 +159,14 @@ def run_scenario(s, warmup: int, runs: int) -> dict:
     for p in pairs:
         log(f"  pith/{p['peer']}: time {p['time_ratio']}, rss {p['rss_ratio']}  [{p['status']}]")
     return {"name": s.name, "title": s.title, "sides": sides, "pairs": pairs, "notes": s.notes}
+
+
+def _load() -> str:
+    """The 1, 5 and 15 minute load averages at the end of the run (the machine is shared)."""
+    try:
+        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return "unknown"
 
 
 def _mem_gib() -> int:

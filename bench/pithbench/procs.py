@@ -180,10 +180,11 @@ def reset_hwm(pid: int) -> None:
 class PiRunner:
     """The long-lived ``node pi-runner.mjs`` process."""
 
-    def __init__(self, script: Path, env: dict, cwd: Path):
+    def __init__(self, script: Path, env: dict, cwd: Path, node: str = "node"):
         self.script = script
         self.env = env
         self.cwd = cwd
+        self.node = node
         self.proc: subprocess.Popen | None = None
         self.next_id = 0
         self.start_ms = 0.0
@@ -191,7 +192,7 @@ class PiRunner:
     def start(self, first_request: dict | None = None) -> Answer:
         """Start Node and wait for the first answer (a ``__ping`` or ``first_request``)."""
         start = time.perf_counter()
-        self.proc = subprocess.Popen(["node", "--expose-gc", str(self.script)], cwd=self.cwd, env=self.env,
+        self.proc = subprocess.Popen([self.node, "--expose-gc", str(self.script)], cwd=self.cwd, env=self.env,
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.DEVNULL)
         req = first_request or {"tool": "__ping"}

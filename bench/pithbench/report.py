@@ -72,8 +72,13 @@ def markdown(result: dict) -> str:
         f"{meta['date']} · {meta['machine']} · {meta['runs']} measured runs per side after "
         f"{meta['warmup']} warm-up, alternating · total {meta['total_s']:.0f} s",
         "",
-        f"pith {v['pith']} ({v['pith_commit']}) · Pi `@mariozechner/pi-coding-agent` {v['pi']} on Node "
-        f"{v['node']} · {v['rg']} · {v['fd']}",
+        f"machine load (1/5/15 min) at the end: {meta.get('load', 'unknown')}",
+        "",
+        f"pith {v['pith']} ({v['pith_commit']})"
+        + (f" · pi: Pi `@mariozechner/pi-coding-agent` {v['pi']} on Node {v['node']}" if v.get("pi") else "")
+        + (f" · pi16: Pi `@earendil-works/pi-coding-agent` {v['pi16']} on Node {v['node22']}"
+           if v.get("pi16") else "")
+        + f" · {v['rg']} · {v['fd']}",
         "",
         "Ratios are pith / peer: below 1 means pith is faster or smaller. Time is the median wall "
         "time of the measured runs; RSS is the peak resident set of the measured process "

@@ -42,7 +42,7 @@ class Ctx:
     pith: str | None
     pith_env: dict
     pi_env: dict
-    runner: PiRunner
+    runners: dict[str, PiRunner]  # "pi" (0.73.1) and/or "pi16" (1.6.0)
     runner_script: Path
     rg: str
     fd: str
@@ -83,10 +83,10 @@ def build(ctx: Ctx) -> list[Scenario]:
             return pith_call(ctx.pith, tool, args, cwd, ctx.pith_env, stdin=stdin)
 
         how = "per process (`pith call`, JSON on stdin)" if stdin else "per process (`pith call`)"
-        return [
-            Side("pith", how, run_pith, lambda a: _checked(tool_text(a), check)),
-            Side("pi", PER_REQUEST, lambda: ctx.runner.call(tool, args, cwd),
-                 lambda a: _checked(tool_text(a), check)),
+        return [Side("pith", how, run_pith, lambda a: _checked(tool_text(a), check))] + [
+            Side(name, PER_REQUEST, lambda runner=runner: runner.call(tool, args, cwd),
+                 lambda a: _checked(tool_text(a), check))
+            for name, runner in ctx.runners.items()
         ]
 
     scenarios: list[Scenario] = []
@@ -314,9 +314,10 @@ def build(ctx: Ctx) -> list[Scenario]:
 
     scenarios.append(Scenario(
         "batch_reads", f"{len(batch)} small reads (20 lines each) in one batch",
-        [Side("pith", "one `pith batch` process (start-up included)", run_pith_batch, check_batch),
-         Side("pi", "all requests piped into the running Node runner", lambda: ctx.runner.batch(
-             [{k: v for k, v in r.items() if k != "id"} for r in requests], tree), check_batch)]))
+        [Side("pith", "one `pith batch` process (start-up included)", run_pith_batch, check_batch)] + [
+            Side(name, "all requests piped into the running Node runner", lambda runner=runner: runner.batch(
+                [{k: v for k, v in r.items() if k != "id"} for r in requests], tree), check_batch)
+            for name, runner in ctx.runners.items()]))
 
     # ------------------------------------------------------------------ cold start
     small_rel = str(c.small.relative_to(root))
@@ -325,8 +326,8 @@ def build(ctx: Ctx) -> list[Scenario]:
     def check_small(text: str) -> str | None:
         return None if body(text) == small_text else f"got {text[:60]!r}"
 
-    def run_pi_cold() -> Answer:
-        runner = PiRunner(ctx.runner_script, ctx.pi_env, root)
+    def run_pi_cold(warm: PiRunner) -> Answer:
+        runner = PiRunner(ctx.runner_script, warm.env, root, node=warm.node)
         a = runner.start({"tool": "read", "args": {"path": small_rel}, "cwd": str(root)})
         runner.stop()
         return a
@@ -338,9 +339,10 @@ def build(ctx: Ctx) -> list[Scenario]:
 
     scenarios.append(Scenario(
         "cold_start", "process start to the first answer (a read of a 3-line file)",
-        [Side("pith", "per process (`pith call`)", run_pith_cold, lambda a: _checked(tool_text(a), check_small)),
-         Side("pi", "per process (`node pi-runner.mjs`, to its first answer)", run_pi_cold,
-              lambda a: _checked(tool_text(a), check_small))]))
+        [Side("pith", "per process (`pith call`)", run_pith_cold, lambda a: _checked(tool_text(a), check_small))] + [
+            Side(name, "per process (`node pi-runner.mjs`, to its first answer)",
+                 lambda runner=runner: run_pi_cold(runner), lambda a: _checked(tool_text(a), check_small))
+            for name, runner in ctx.runners.items()]))
     return scenarios
 
 

@@ -480,7 +480,7 @@ async def main(pith):
                         check(f"{tool.name} annotations",
                               hints is not None and hints.read_only_hint == (tool.name in READ_ONLY)
                               and hints.destructive_hint == (tool.name not in READ_ONLY)
-                              and hints.open_world_hint is (tool.name == "bash"), hints)
+                              and hints.open_world_hint is (tool.name in ("bash", "jobs")), hints)
 
                     await call_each_tool(session, work)
                     await progress_and_cancel(session, work)

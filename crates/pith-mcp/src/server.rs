@@ -32,6 +32,8 @@ pub struct PithServer {
     /// The toolset's working directory was chosen explicitly (`--cwd`): it wins over the
     /// client's roots, which still bound containment.
     keep_cwd: bool,
+    /// The lowest level of log message the client asked for (`logging/setLevel`).
+    log_level: crate::notices::LogLevel,
 }
 
 impl PithServer {
@@ -50,6 +52,7 @@ impl PithServer {
             tools,
             session: OnceCell::new(),
             keep_cwd: false,
+            log_level: crate::notices::LogLevel::default(),
         }
     }
 
@@ -79,7 +82,7 @@ impl PithServer {
         self.session
             .get_or_init(|| async {
                 let session = self.open_session(peer).await;
-                crate::notices::forward(&session, peer.clone());
+                crate::notices::forward(&session, peer.clone(), self.log_level.clone());
                 session
             })
             .await
@@ -217,6 +220,19 @@ fn instructions(toolset: &ToolSet, keep_cwd: bool) -> String {
 impl ServerHandler for PithServer {
     fn get_info(&self) -> ServerConfig {
         self.info.clone()
+    }
+
+    #[allow(
+        deprecated,
+        reason = "MCP logging carries the job-end notices; rmcp marks it deprecated by SEP-2577"
+    )]
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.log_level.set(request.level);
+        Ok(())
     }
 
     async fn list_tools(

@@ -21,6 +21,11 @@
 //! # }
 //! # tokio::runtime::Runtime::new().unwrap().block_on(demo());
 //! ```
+//!
+//! Memory stays bounded for every input (big files, image bombs, heavy regexes);
+//! the bounds and their measured figures (`bench/bounds/run`: a 1 GiB exact edit
+//! in 1.93x a `cp` of the file at 11.6 MiB RSS) are in the repository's
+//! docs/bounds.md.
 
 /// The README, whose library example runs as a doc test so that it cannot rot.
 #[cfg(doctest)]

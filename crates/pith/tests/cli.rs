@@ -750,3 +750,71 @@ fn edit_and_write_show_a_coloured_numbered_diff_with_color_always() {
     );
     assert!(!stdout(&plain).contains('\x1b'), "{}", stdout(&plain));
 }
+
+/// `pith call bash` on a terminal streams the command's output while it runs:
+/// the command prints its first line, then waits until the test has seen that
+/// line on the terminal (a marker file), so the test passes only if the line
+/// arrived before the command ended. The final text does not repeat it. The
+/// terminal is Python's `pty.spawn`, which copies it to our pipe as it comes.
+#[test]
+fn call_bash_on_a_terminal_streams_output_while_the_command_runs() {
+    use std::io::Read;
+
+    let dir = TempDir::new().unwrap();
+    let mark = dir.path().join("seen");
+    let command = format!(
+        // Bounded, so a pith that does not stream fails the test instead of hanging it.
+        "echo first-line; for i in $(seq 3000); do [ -e {0} ] && break; sleep 0.02; done; \
+         [ -e {0} ] && echo second-line",
+        mark.display()
+    );
+    let args = json!({ "command": command }).to_string();
+    let mut child = Command::new("python3")
+        .args([
+            "-c",
+            "import pty, sys; sys.exit(pty.spawn(sys.argv[1:]) >> 8)",
+        ])
+        .args([
+            env!("CARGO_BIN_EXE_pith"),
+            "call",
+            "bash",
+            &args,
+            "--color",
+            "never",
+        ])
+        .current_dir(dir.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = child.stdout.take().unwrap();
+    let mut seen = Vec::new();
+    let mut buffer = [0u8; 4096];
+    let mut marked = false;
+    loop {
+        let read = out.read(&mut buffer).unwrap();
+        if read == 0 {
+            break;
+        }
+        seen.extend_from_slice(&buffer[..read]);
+        let text = String::from_utf8_lossy(&seen);
+        if !marked && text.contains("first-line") {
+            assert!(
+                !text.contains("second-line"),
+                "the second line came before the marker: {text}"
+            );
+            std::fs::write(&mark, b"").unwrap();
+            marked = true;
+        }
+    }
+    let status = child.wait().unwrap();
+    let text = String::from_utf8_lossy(&seen).replace('\r', "");
+    assert!(marked, "first-line never streamed: {text}");
+    assert!(status.success(), "{status:?}: {text}");
+    assert_eq!(
+        text.matches("first-line").count(),
+        1,
+        "streamed output printed twice: {text}"
+    );
+    assert!(text.contains("second-line"), "{text}");
+}

@@ -297,7 +297,11 @@ fn tools_list_gives_the_eight_tools_with_annotations() {
         let read_only = matches!(name, "read" | "grep" | "find" | "ls");
         assert_eq!(annotations["readOnlyHint"], read_only, "{tool}");
         assert_eq!(annotations["destructiveHint"], !read_only, "{tool}");
-        assert_eq!(annotations["openWorldHint"], name == "bash", "{tool}");
+        assert_eq!(
+            annotations["openWorldHint"],
+            matches!(name, "bash" | "jobs"),
+            "{tool}"
+        );
         assert_eq!(tool["outputSchema"]["type"], "object", "{tool}");
         assert!(annotations["idempotentHint"].is_boolean(), "{tool}");
         assert!(tool["title"].is_string(), "{tool}");

@@ -84,7 +84,8 @@ impl JobsTool {
                     read_only: false,
                     destructive: true,
                     idempotent: false,
-                    open_world: false,
+                    // Its commands reach what bash reaches (issue 19: bash and jobs).
+                    open_world: true,
                 },
             }),
         }

@@ -81,9 +81,21 @@ pub(crate) async fn run(
 pub(crate) async fn exec_matches_local_over(prefix: &str) {
     let remote = connect(prefix).await;
     let local = LocalEnv::new();
-    let script = "echo out1; sleep 0.05; echo err1 >&2; sleep 0.05; echo out2; \
-                  printf 'A=%s\\n' \"$PITH_REMOTE_TEST\"; exit 3";
+    let marks = tempfile::tempdir().unwrap();
     for exec in [&local as &dyn Exec, &remote as &dyn Exec] {
+        // Explicit synchronisation instead of sleeps: the command writes its next line
+        // only after the sink has received the previous one (the sink creates a file).
+        let seen = |name: &str| marks.path().join(name);
+        for name in ["o", "e"] {
+            let _ = std::fs::remove_file(seen(name));
+        }
+        let script = format!(
+            "echo out1; until [ -e {o} ]; do sleep 0.01; done; echo err1 >&2; \
+             until [ -e {e} ]; do sleep 0.01; done; echo out2; \
+             printf 'A=%s\\n' \"$PITH_REMOTE_TEST\"; exit 3",
+            o = seen("o").display(),
+            e = seen("e").display(),
+        );
         let mut request = ExecRequest::new("/bin/sh", vec!["-c".into(), script.into()], "/tmp");
         request.env = vec![("PITH_REMOTE_TEST".into(), "x y".into())];
         // Chunking depends on timing: adjacent chunks of one stream are merged.
@@ -98,6 +110,7 @@ pub(crate) async fn exec_matches_local_over(prefix: &str) {
                 };
                 output.push_str(&format!("{tag}:"));
                 last = Some(stream);
+                std::fs::write(seen(tag), b"").unwrap();
             }
             output.push_str(&String::from_utf8_lossy(bytes));
         };

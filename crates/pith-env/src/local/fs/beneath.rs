@@ -41,7 +41,7 @@ use rustix::io::Errno;
 use super::kind::{convert, kind_of_mode, mode_of, special_error, special_kind};
 use super::resolve::{Found, Root, Walk, nearest_real, os_error, retry, walk};
 use super::temp::{Filler, TempIn};
-use super::{LocalReader, blocking};
+use super::{LocalReader, blocking, blocking_with};
 use crate::fs::check_splices;
 use crate::{
     Confinement, DirEntry, FileKind, FileReader, FileSystem, FsError, FsErrorKind, Metadata,
@@ -418,9 +418,12 @@ impl FileSystem for LocalBeneath {
     }
 
     async fn write_atomic(&self, path: &Path, contents: &[u8]) -> Result<(), FsError> {
-        let contents = contents.to_vec();
-        self.run(path, move |inner, path| inner.write_atomic(path, &contents))
-            .await
+        let inner = self.inner.clone();
+        let owned = path.to_path_buf();
+        blocking_with(path, contents, move |contents| {
+            inner.write_atomic(&owned, contents)
+        })
+        .await
     }
 
     async fn write_spliced(&self, path: &Path, splices: &[Splice]) -> Result<(), FsError> {

@@ -41,6 +41,25 @@ where
     }
 }
 
+/// Runs a blocking call on `contents` without copying them: on a multi-threaded
+/// runtime in place (`block_in_place`: the worker hands its other tasks on while the
+/// call blocks); on a current-thread runtime, where that is not allowed, on the
+/// blocking pool with a copy. A 50 MiB write thus holds its content once, not twice.
+async fn blocking_with<T, F>(path: &Path, contents: &[u8], work: F) -> Result<T, FsError>
+where
+    T: Send + 'static,
+    F: FnOnce(&[u8]) -> Result<T, FsError> + Send + 'static,
+{
+    use tokio::runtime::{Handle, RuntimeFlavor};
+    if Handle::try_current()
+        .is_ok_and(|handle| handle.runtime_flavor() == RuntimeFlavor::MultiThread)
+    {
+        return tokio::task::block_in_place(|| work(contents));
+    }
+    let owned = contents.to_vec();
+    blocking(path, move || work(&owned)).await
+}
+
 fn kind_of(file_type: fs::FileType) -> FileKind {
     if file_type.is_symlink() {
         FileKind::Symlink
@@ -169,9 +188,8 @@ impl FileSystem for LocalEnv {
 
     async fn write_atomic(&self, path: &Path, contents: &[u8]) -> Result<(), FsError> {
         let owned = path.to_path_buf();
-        let contents = contents.to_vec();
-        blocking(path, move || {
-            atomic::write_atomic_blocking(&owned, &contents)
+        blocking_with(path, contents, move |contents| {
+            atomic::write_atomic_blocking(&owned, contents)
         })
         .await
     }

@@ -166,3 +166,37 @@ async fn a_concurrent_reader_sees_the_old_or_the_new_bytes_never_a_mixture() {
     }
     writer.await.unwrap();
 }
+
+/// On a multi-threaded runtime the write runs in place (no copy of the content): the
+/// plain and the confined file system still write every byte, atomically.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn write_atomic_in_place_on_a_multi_threaded_runtime() {
+    let dir = tempfile::tempdir().unwrap();
+    let content: Vec<u8> = (0..3_000_000u32).map(|i| (i % 251) as u8).collect();
+    let plain = dir.path().join("plain.bin");
+    fs::write(&plain, "old").unwrap();
+    LocalEnv::new()
+        .write_atomic(&plain, &content)
+        .await
+        .unwrap();
+    assert!(fs::read(&plain).unwrap() == content, "plain write differs");
+    let confined = std::sync::Arc::new(LocalEnv::new())
+        .confine(Confinement::new(vec![dir.path().to_path_buf()]));
+    let inside = dir.path().join("confined.bin");
+    confined.write_atomic(&inside, &content).await.unwrap();
+    assert!(
+        fs::read(&inside).unwrap() == content,
+        "confined write differs"
+    );
+    let outside = tempfile::tempdir().unwrap();
+    let error = confined
+        .write_atomic(&outside.path().join("x"), b"x")
+        .await
+        .unwrap_err();
+    assert_eq!(error.kind, FsErrorKind::OutsideRoots);
+    assert_eq!(
+        fs::read_dir(dir.path()).unwrap().count(),
+        2,
+        "no temp file left"
+    );
+}

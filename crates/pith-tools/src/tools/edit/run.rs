@@ -54,7 +54,7 @@ impl EditJob<'_> {
             let (mut result, _) = super::large::edit(fs, &self.path, raw, len, &self.edits).await?;
             if self.context.config.journal.is_some() {
                 result.content.push(crate::tool::Content::text(format!(
-                    "Note: {raw} is not undoable: it is over the journal's per-file cap ({len} bytes)."
+                    "Note: {raw} is not undoable: its {len} bytes were edited as a stream, which the journal does not record (over its per-file cap)."
                 )));
             }
             if let Ok(metadata) = fs.metadata(&self.path).await
