@@ -20,10 +20,9 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     for definition in toolset().definitions() {
-        let Some(tool) = toolset().tool(definition.name) else {
+        let Some(repaired) = toolset().repair_args(definition.name, args.clone()) else {
             continue;
         };
-        let repaired = tool.repair(args.clone());
         if let Err(error) = parse_args::<Value>(definition.name, &definition.input_schema, repaired)
         {
             let message = error.to_string();

@@ -83,6 +83,9 @@ pub(crate) trait RegisteredTool: Send + Sync {
     /// Whether a call takes its place in arrival order when it arrives.
     fn takes_queue_turn(&self) -> bool;
 
+    /// The tool's argument repair alone (the pipeline's first step).
+    fn repair_args(&self, args: Value) -> Value;
+
     /// Runs one call through the whole pipeline.
     async fn call(
         self: Arc<Self>,
@@ -100,6 +103,10 @@ impl<T: Tool> RegisteredTool for T {
 
     fn takes_queue_turn(&self) -> bool {
         self.queue_use() != QueueUse::None
+    }
+
+    fn repair_args(&self, args: Value) -> Value {
+        self.repair(args)
     }
 
     async fn call(

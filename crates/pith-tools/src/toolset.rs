@@ -94,6 +94,13 @@ impl ToolSet {
             .collect()
     }
 
+    /// The tool `name`'s argument repair alone, the pipeline's first step, which
+    /// runs nothing (`None` for an unknown tool): for fuzzing and for hosts that
+    /// want to show what a call will be validated as.
+    pub fn repair_args(&self, name: &str, args: serde_json::Value) -> Option<serde_json::Value> {
+        self.tool(name).map(|tool| tool.repair_args(args))
+    }
+
     /// The tool called `name`.
     pub(crate) fn tool(&self, name: &str) -> Option<&Arc<dyn RegisteredTool>> {
         self.inner
