@@ -42,6 +42,13 @@ fn scratch(name: &str) -> Scratch {
     Scratch(dir)
 }
 
+/// Whether every directory from `/` down to `path` is searchable by other users.
+fn reachable_by_others(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    path.ancestors()
+        .all(|dir| std::fs::metadata(dir).is_ok_and(|meta| meta.permissions().mode() & 0o001 != 0))
+}
+
 fn landlock_or_explain(test: &str) -> bool {
     let available = SandboxStatus::probe().landlock_available();
     if !available {
@@ -650,31 +657,52 @@ fn the_sandbox_holds_for_an_unprivileged_user() {
             "setpriv (util-linux) is not installed",
         );
     }
-    let dir = scratch("nobody");
+    // The test's directories and the binary must be reachable for uid 65534, also when
+    // the checkout lives under a private home (/root is 0700): fall back to /var/lib.
+    let always: Vec<PathBuf> = pith_env::SandboxPolicy::always_writable()
+        .iter()
+        .filter_map(|dir| std::fs::canonicalize(dir).ok())
+        .collect();
+    let base = [crate::safety::unsandboxed_base(), PathBuf::from("/var/lib")]
+        .into_iter()
+        .find(|base| reachable_by_others(base) && !always.iter().any(|dir| base.starts_with(dir)));
+    let Some(base) = base else {
+        return skip(
+            test,
+            Prerequisite::Other,
+            "no directory outside the temp dirs is searchable by other users",
+        );
+    };
+    let dir = Scratch(base.join(format!("pith-escape-nobody-{}", std::process::id())));
+    let _ = std::fs::remove_dir_all(&dir.0);
     let root = dir.0.join("root");
     let outside = dir.0.join("outside");
     std::fs::create_dir_all(root.join(".git")).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
     std::fs::write(root.join("secret.pem"), "s").unwrap();
     std::fs::write(outside.join("x.txt"), "x").unwrap();
+    // The binary, at a path uid 65534 can reach (a hard link when it can, else a copy).
+    let bin_dir = dir.0.join("bin");
+    std::fs::create_dir_all(&bin_dir).unwrap();
+    let pith = bin_dir.join("pith");
+    if std::fs::hard_link(PITH, &pith).is_err() {
+        std::fs::copy(PITH, &pith).unwrap();
+    }
     // Everything the test made belongs to the unprivileged user, so only the sandbox refuses.
     let own = Command::new("chown")
         .args(["-R", "65534:65534"])
-        .arg(&dir.0)
+        .arg(&root)
+        .arg(&outside)
         .status()
-        .unwrap();
-    assert!(own.success());
-    // The scratch directory's parents must be reachable for uid 65534.
-    let mut reachable = dir.0.clone();
-    while reachable.pop() {
-        let mode = std::fs::metadata(&reachable).unwrap().permissions();
-        if std::os::unix::fs::PermissionsExt::mode(&mode) & 0o001 == 0 {
-            return skip(
-                test,
-                Prerequisite::Other,
-                &format!("{} is not searchable by other users", reachable.display()),
-            );
-        }
-    }
+        .unwrap()
+        .success()
+        && Command::new("chown")
+            .args(["65534:65534"])
+            .arg(&dir.0)
+            .status()
+            .unwrap()
+            .success();
+    assert!(own);
     let r = root.to_str().unwrap();
     let o = outside.display();
     let command = format!(
@@ -686,7 +714,7 @@ fn the_sandbox_holds_for_an_unprivileged_user() {
     );
     let output = Command::new("setpriv")
         .args(setpriv)
-        .arg(PITH)
+        .arg(&pith)
         .args(["call", "bash", &json!({ "command": command }).to_string()])
         .args(["--cwd", r, "--root", r, "--sandbox", "workspace-write"])
         .args(["--protect", "*.pem"])
