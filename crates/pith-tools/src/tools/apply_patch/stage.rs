@@ -85,6 +85,7 @@ async fn stage(
         path,
         move_to,
         change,
+        ..
     } = operation;
     // The workspace check, as for edit and write (the confined view enforces it again).
     context.check_path(&path, Access::Write).await?;

@@ -91,7 +91,7 @@ pub struct BashConfig {
     /// Rewrites command, working directory and environment before spawn.
     pub spawn_hook: Option<SpawnHook>,
     /// Running background jobs a session may hold (default
-    /// [`DEFAULT_MAX_JOBS`](crate::DEFAULT_MAX_JOBS), 16).
+    /// [`DEFAULT_MAX_JOBS`](crate::jobs::DEFAULT_MAX_JOBS), 16).
     pub max_jobs: usize,
 }
 
