@@ -7,14 +7,14 @@ use std::time::{Duration, Instant, UNIX_EPOCH};
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::{Describe, define};
+use crate::details::{JobEndDetails, JobEntry, JobOutputDetails, JobsListDetails};
 use crate::jobs::{Job, JobEnd, JobOutput, format_elapsed};
 use crate::tool::{
     Content, Tool, ToolAnnotations, ToolContext, ToolDefinition, ToolError, ToolOutput, ToolResult,
-    details_value,
 };
 
 /// How long a job must be quiet before `input` (and `bash` with
@@ -176,7 +176,8 @@ fn find(context: &ToolContext, id: Option<&JobId>) -> Result<Arc<Job>, String> {
 fn list(context: &ToolContext) -> ToolOutput {
     let jobs = context.session.jobs().list();
     if jobs.is_empty() {
-        return ToolOutput::text("No jobs in this session.").with_details(json!({"jobs": []}));
+        return ToolOutput::text("No jobs in this session.")
+            .with_details_of(&JobsListDetails::default());
     }
     let mut text = String::new();
     let mut entries = Vec::new();
@@ -195,29 +196,33 @@ fn list(context: &ToolContext) -> ToolOutput {
             if job.tty { "  tty" } else { "" },
             job.command
         );
-        let mut entry = json!({
-            "id": job.id.to_string(),
-            "command": job.command,
-            "state": job.end.as_ref().map_or("running", JobEnd::state),
-            "tty": job.tty,
-            "startedAt": job.started_at.duration_since(UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64()),
-            "elapsedSeconds": job.elapsed.as_secs_f64(),
-            "outputBytes": job.bytes,
+        entries.push(JobEntry {
+            id: job.id.to_string(),
+            command: job.command.clone(),
+            state: job.end.as_ref().map_or("running", JobEnd::state).to_owned(),
+            tty: job.tty,
+            started_at: job
+                .started_at
+                .duration_since(UNIX_EPOCH)
+                .map_or(0.0, |d| d.as_secs_f64()),
+            elapsed_seconds: job.elapsed.as_secs_f64(),
+            output_bytes: job.bytes,
+            end: end_details(job.end.as_ref()),
         });
-        end_fields(&mut entry, job.end.as_ref());
-        entries.push(entry);
     }
-    ToolOutput::text(text.trim_end().to_owned()).with_details(json!({"jobs": entries}))
+    ToolOutput::text(text.trim_end().to_owned()).with_details_of(&JobsListDetails { jobs: entries })
 }
 
-/// `exitCode` / `signal` for an ended job.
-fn end_fields(object: &mut Value, end: Option<&JobEnd>) {
+/// `exitCode` / `signal` / `error` for an ended job.
+fn end_details(end: Option<&JobEnd>) -> JobEndDetails {
+    let mut details = JobEndDetails::default();
     match end {
-        Some(JobEnd::Exited(code)) => object["exitCode"] = json!(code),
-        Some(JobEnd::Killed { signal, .. }) => object["signal"] = json!(signal),
-        Some(JobEnd::Failed(message)) => object["error"] = json!(message),
+        Some(JobEnd::Exited(code)) => details.exit_code = Some(*code),
+        Some(JobEnd::Killed { signal, .. }) => details.signal = Some(*signal),
+        Some(JobEnd::Failed(message)) => details.error = Some(message.clone()),
         None => {}
     }
+    details
 }
 
 async fn output(
@@ -392,24 +397,24 @@ pub(crate) fn render(job: &Job, taken: &JobOutput, lead: Option<&str>) -> ToolOu
             job.id
         );
     }
-    let mut details = Map::new();
-    details.insert("jobId".to_owned(), json!(job.id.to_string()));
-    details.insert(
-        "state".to_owned(),
-        json!(taken.end.as_ref().map_or("running", JobEnd::state)),
-    );
-    if let Value::Object(bash) = details_value(&super::bash::details(snapshot, None)) {
-        details.extend(bash);
-    }
-    if let Some(path) = &taken.log_path {
-        details.insert("logPath".to_owned(), json!(path.display().to_string()));
-    }
-    if taken.waiting_for_input {
-        details.insert("waitingForInput".to_owned(), json!(true));
-    }
-    let mut details = Value::Object(details);
-    end_fields(&mut details, taken.end.as_ref());
-    ToolOutput::text(text).with_details(details)
+    let bash = super::bash::details(snapshot, None);
+    ToolOutput::text(text).with_details_of(&JobOutputDetails {
+        job_id: job.id.to_string(),
+        state: taken
+            .end
+            .as_ref()
+            .map_or("running", JobEnd::state)
+            .to_owned(),
+        truncation: bash.truncation,
+        full_output_path: bash.full_output_path,
+        lines_truncated: bash.lines_truncated,
+        log_path: taken
+            .log_path
+            .as_ref()
+            .map(|path| path.display().to_string()),
+        waiting_for_input: taken.waiting_for_input.then_some(true),
+        end: end_details(taken.end.as_ref()),
+    })
 }
 
 /// Adds the notices of ended jobs to a result, after its last text.
