@@ -292,6 +292,7 @@ impl SandboxPolicy {
 }
 
 /// Device files every sandboxed command may write: sinks and sources, never disks.
+#[cfg(target_os = "linux")]
 const SINKS: &[&str] = &[
     "/dev/null",
     "/dev/zero",
@@ -301,6 +302,7 @@ const SINKS: &[&str] = &[
 ];
 
 /// Terminals: read and write, but no `ioctl` (Landlock ABI 5's `IOCTL_DEV`).
+#[cfg(target_os = "linux")]
 const TERMINALS: &[&str] = &["/dev/tty", "/dev/ptmx", "/dev/pts"];
 
 fn temp_dirs() -> Vec<PathBuf> {

@@ -206,15 +206,11 @@ pub struct JobOutputDetails {
     pub job_id: String,
     /// `running`, `exited`, `killed` or `failed`.
     pub state: String,
-    /// How the output shown was cut, when it was (as bash's).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub truncation: Option<BashTruncation>,
-    /// The file holding the whole output, when it was too long to show.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub full_output_path: Option<String>,
-    /// `true` when some output line was clipped to its first characters.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub lines_truncated: Option<bool>,
+    /// How the output shown was cut, as bash's (`truncation`,
+    /// `fullOutputPath`, `linesTruncated`); its `exit_code` stays `None`
+    /// here: [`JobOutputDetails::end`] carries how the job ended.
+    #[serde(flatten)]
+    pub output: BashDetails,
     /// The job's full log, when it could be saved.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub log_path: Option<String>,

@@ -14,6 +14,131 @@ pub(crate) mod pipeline {
     }
 }
 
+/// Paths, for every tool that takes one (`paths.rs` calls these).
+pub(crate) mod paths {
+    use std::fmt::Display;
+
+    /// A path argument longer than any real path.
+    pub(crate) fn too_long(shown: &str, bytes: usize, max: usize) -> String {
+        format!(
+            "The path {shown} is {bytes} bytes long; a path has at most {max} bytes. Send the file's real path."
+        )
+    }
+
+    /// A path argument with a NUL byte (`shown` has it as `\\0`).
+    pub(crate) fn nul_byte(shown: &str) -> String {
+        format!("Invalid path {shown}: it contains a NUL byte. Send the path without it.")
+    }
+
+    /// `~` without a home directory.
+    pub(crate) fn no_home(path: &str) -> String {
+        format!("Cannot expand {path}: no home directory is known. Use an absolute path.")
+    }
+
+    /// A `file://` URL that is not one of a local file.
+    pub(crate) fn invalid_file_url(input: &str, why: &str) -> String {
+        format!(
+            "Invalid file URL {input}: {why}. Send a plain path or a URL like file:///home/me/a.txt."
+        )
+    }
+
+    /// A path that resolved outside the workspace roots.
+    pub(crate) fn outside_roots(path: impl Display) -> String {
+        format!(
+            "{path} is outside the workspace (it resolved outside the roots when it was opened). Use a path inside them."
+        )
+    }
+
+    /// A device, socket or FIFO where a regular file was expected.
+    pub(crate) fn special_file(path: impl Display, kind: &str) -> String {
+        format!(
+            "{path} is a {kind}, not a regular file; the file tools neither read nor replace special files."
+        )
+    }
+
+    /// A not-found message with the similar names of its directory.
+    pub(crate) fn similar_names(lead: &str, parent: impl Display, similar: &[String]) -> String {
+        format!("{lead}\nSimilar names in {parent}: {}", similar.join(", "))
+    }
+
+    /// A not-found message with paths under the working directory that
+    /// have the missing file's name.
+    pub(crate) fn did_you_mean(message: &str, elsewhere: &[String]) -> String {
+        format!("{message}\nDid you mean {}?", elsewhere.join(" or "))
+    }
+}
+
+/// `grep` (`tools/grep.rs`); its notices go inside `[...]` after the matches,
+/// joined by ". ".
+pub(crate) mod grep {
+    /// The result when nothing matched.
+    pub(crate) const NO_MATCHES: &str = "No matches found";
+
+    /// The output hit its byte cap before the match limit.
+    pub(crate) fn output_limit(shown: usize, size: &str, at: &str) -> String {
+        format!(
+            "Showing {shown} matches, output limit {size} reached{at}; narrow with path or glob"
+        )
+    }
+
+    /// The search stopped at the match limit.
+    pub(crate) fn match_limit(limit: usize) -> String {
+        format!(
+            "{limit} matches limit reached. Use limit={} for more, or refine pattern",
+            limit.saturating_mul(2)
+        )
+    }
+
+    /// Some lines were clipped; one was longer than grep keeps, so bash shows it.
+    pub(crate) fn long_line_clipped(max_chars: usize, number: u64, path: &str) -> String {
+        format!(
+            "Some lines truncated to {max_chars} chars. See a long line with bash, e.g. sed -n '{number}p' {path} | cut -c1-2000"
+        )
+    }
+
+    /// Some lines were clipped; read shows them whole.
+    pub(crate) fn lines_clipped(max_chars: usize) -> String {
+        format!("Some lines truncated to {max_chars} chars. Use read tool to see full lines")
+    }
+
+    /// Files searched only up to their first NUL byte.
+    pub(crate) fn binary(names: &str) -> String {
+        format!(
+            "Binary data from the first NUL byte on ({names}): only the lines before it were searched"
+        )
+    }
+
+    /// Files skipped for a line too long to search.
+    pub(crate) fn oversized(
+        files: &str,
+        size: &str,
+        names: &str,
+        them: &str,
+        first: &str,
+    ) -> String {
+        format!(
+            "Skipped {files} with a line over {size} ({names}): search {them} with bash, e.g. grep -o -m 5 'pattern' {first} | cut -c1-500"
+        )
+    }
+
+    /// grep and find: the output hit its byte cap.
+    pub(crate) fn byte_limit(size: &str) -> String {
+        format!("{size} limit reached")
+    }
+
+    /// A search root that does not exist (similar names are added after).
+    pub(crate) fn path_not_found(path: impl std::fmt::Display) -> String {
+        format!("Path not found: {path}")
+    }
+
+    /// A pattern the regex engine refused.
+    pub(crate) fn invalid_regex(reason: &str) -> String {
+        format!(
+            "Invalid regex: {reason}. Fix the pattern, or set literal: true to search for the text as written."
+        )
+    }
+}
+
 /// `edit`.
 pub(crate) mod edit {
     use std::fmt::Write as _;

@@ -397,7 +397,6 @@ pub(crate) fn render(job: &Job, taken: &JobOutput, lead: Option<&str>) -> ToolOu
             job.id
         );
     }
-    let bash = super::bash::details(snapshot, None);
     ToolOutput::text(text).with_details_of(&JobOutputDetails {
         job_id: job.id.to_string(),
         state: taken
@@ -405,9 +404,7 @@ pub(crate) fn render(job: &Job, taken: &JobOutput, lead: Option<&str>) -> ToolOu
             .as_ref()
             .map_or("running", JobEnd::state)
             .to_owned(),
-        truncation: bash.truncation,
-        full_output_path: bash.full_output_path,
-        lines_truncated: bash.lines_truncated,
+        output: super::bash::details(snapshot, None),
         log_path: taken
             .log_path
             .as_ref()
