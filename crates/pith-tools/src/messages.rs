@@ -139,6 +139,243 @@ pub(crate) mod grep {
     }
 }
 
+/// `find` (`tools/find.rs`); it shares grep's byte-limit notice and search errors.
+pub(crate) mod find {
+    /// The result when nothing matched.
+    pub(crate) const NO_FILES: &str = "No files found matching pattern";
+
+    /// The search root is a file.
+    pub(crate) fn not_a_directory(path: impl std::fmt::Display) -> String {
+        format!("Not a directory: {path}. find searches a directory; use read for a file.")
+    }
+
+    /// The search stopped at the result limit.
+    pub(crate) fn result_limit(limit: usize) -> String {
+        format!(
+            "{limit} results limit reached. Use limit={} for more, or refine pattern",
+            limit.saturating_mul(2)
+        )
+    }
+}
+
+/// `ls` (`tools/ls.rs`); its notices go inside `[...]` after the listing.
+pub(crate) mod ls {
+    use std::fmt::Display;
+
+    /// The listing of an empty directory.
+    pub(crate) const EMPTY: &str = "(empty directory)";
+
+    /// The path is a file.
+    pub(crate) fn not_a_directory(path: impl Display) -> String {
+        format!("Not a directory: {path}")
+    }
+
+    /// The directory does not exist (similar names are added after).
+    pub(crate) fn not_found(path: impl Display) -> String {
+        format!("Path not found: {path}")
+    }
+
+    /// The directory could not be listed.
+    pub(crate) fn cannot_read(reason: &str) -> String {
+        format!("Cannot read directory: {reason}")
+    }
+
+    /// The listing stopped at the entry limit.
+    pub(crate) fn entry_limit(limit: u64, more: u64) -> String {
+        format!("{limit} entries limit reached. Use limit={more} for more")
+    }
+}
+
+/// `read` (`tools/read.rs`; the text window's notices are in `tools/read/text.rs`).
+pub(crate) mod read {
+    use std::fmt::Display;
+
+    /// The file does not exist (similar names are added after).
+    pub(crate) fn not_found(path: impl Display) -> String {
+        format!("File not found: {path}")
+    }
+
+    /// The path is a directory.
+    pub(crate) fn directory(path: impl Display) -> String {
+        format!("{path} is a directory; read only reads files. Use ls to list it.")
+    }
+
+    /// The path is a FIFO, socket or device.
+    pub(crate) fn special(path: impl Display, kind: &str) -> String {
+        format!("{path} is not a regular file ({kind}); read only reads files.")
+    }
+
+    /// A file that is not text.
+    pub(crate) fn binary(raw_path: &str, size: &str, quoted: &str) -> String {
+        format!(
+            "{raw_path} is a binary file ({size}); read cannot show it. Inspect it with bash, e.g. xxd {quoted} | head."
+        )
+    }
+
+    /// An image too large to attach.
+    pub(crate) fn image_too_large(mime: &str, size: &str, max: &str) -> String {
+        format!(
+            "Read image file [{mime}]\n[Image omitted: the file is {size}, more than the {max} an image may have to be attached.]"
+        )
+    }
+
+    /// The image decoder's task failed.
+    pub(crate) fn image_failed(path: impl Display) -> String {
+        format!("Could not process the image {path}")
+    }
+}
+
+/// `write` (`tools/write.rs`).
+pub(crate) mod write {
+    use std::fmt::Display;
+
+    /// An encoding name write does not know.
+    pub(crate) fn unknown_encoding(raw: &str, label: &str) -> String {
+        format!(
+            "Cannot write {raw}: unknown encoding {label:?}. Use a name such as utf-8, utf-8-bom, utf-16le, utf-16be, windows-1252, shift_jis, euc-jp, gbk, gb18030, big5, euc-kr or koi8-r."
+        )
+    }
+
+    /// The path is a directory.
+    pub(crate) fn directory(raw: &str, path: impl Display) -> String {
+        format!("Cannot write {raw}: {path} is a directory. Write to a file path inside it.")
+    }
+
+    /// The path cannot be written (`reason`: one line from the file system).
+    pub(crate) fn cannot_write(raw: &str, reason: &str) -> String {
+        format!("Cannot write {raw}: {reason}")
+    }
+
+    /// A parent of the path is a file.
+    pub(crate) fn parent_is_file(raw: &str, path: impl Display) -> String {
+        format!("Cannot write {raw}: a parent of {path} is a file, not a directory.")
+    }
+
+    /// The parent directories could not be made.
+    pub(crate) fn cannot_create_dir(raw: &str, parent: impl Display, reason: &str) -> String {
+        format!("Cannot write {raw}: could not create the directory {parent}: {reason}.")
+    }
+
+    /// The write itself failed (the file is as it was).
+    pub(crate) fn write_failed(raw: &str, reason: &str) -> String {
+        format!("Could not write {raw}: {reason}")
+    }
+
+    /// An existing file the session has not read (overwrite policy).
+    pub(crate) fn not_read(raw: &str) -> String {
+        format!(
+            "{raw} already exists and has not been read in this session. Read it first, then write it (or use edit for targeted changes)."
+        )
+    }
+
+    /// A file that changed since the session read it.
+    pub(crate) fn changed_since_read(raw: &str, detail: &str) -> String {
+        format!(
+            "{raw} has changed since this session last read it. Read it again before overwriting it.\n{detail}"
+        )
+    }
+}
+
+/// `bash` (`tools/bash/mod.rs`; output notices are in `tools/bash/output.rs`).
+pub(crate) mod bash {
+    use std::fmt::Display;
+
+    /// A `yield` that is not a positive number of seconds.
+    pub(crate) const BAD_YIELD: &str = "yield must be a number of seconds greater than 0 (e.g. 5).";
+
+    /// The result of a command that printed nothing.
+    pub(crate) const NO_OUTPUT: &str = "(no output)";
+
+    /// The command was cancelled.
+    pub(crate) const ABORTED: &str = "Command aborted";
+
+    /// A non-zero exit.
+    pub(crate) fn exited(code: i32) -> String {
+        format!("Command exited with code {code}")
+    }
+
+    /// The command ran out of time.
+    pub(crate) fn timed_out(seconds: &str) -> String {
+        format!("Command timed out after {seconds} seconds")
+    }
+
+    /// A failed command's output looks like the read-only sandbox refused it.
+    pub(crate) fn denied_read_only(network: &str) -> String {
+        format!(
+            "The sandbox (read-only) may have denied this: commands may not write any file{network}. \
+             The user can widen it by restarting pith with --sandbox workspace-write or --sandbox off."
+        )
+    }
+
+    /// A failed command's output looks like the workspace-write sandbox refused it.
+    pub(crate) fn denied_workspace_write(places: &str, network: &str) -> String {
+        format!(
+            "The sandbox (workspace-write) may have denied this: commands may write only under {places}, and .git/ is read-only{network}. \
+             The user can widen it by restarting pith with --allow-write cargo|npm|pip|go|cache|DIR, --root DIR or --sandbox off."
+        )
+    }
+
+    /// A failed command's output looks like the network denial refused it.
+    pub(crate) fn denied_network(network: &str) -> String {
+        format!(
+            "The sandbox may have denied this{network}. The user can lift it by restarting pith without --deny-network."
+        )
+    }
+
+    /// The working directory is gone.
+    pub(crate) fn missing_cwd(cwd: impl Display) -> String {
+        format!("Working directory does not exist: {cwd}\nCannot execute bash commands.")
+    }
+
+    /// The configured shell does not exist.
+    pub(crate) fn shell_not_found(shell: impl Display) -> String {
+        format!("Shell not found: {shell}. Configure a shell that exists, or install bash.")
+    }
+}
+
+/// `jobs` (`tools/jobs.rs`).
+pub(crate) mod jobs {
+    /// A session without jobs.
+    pub(crate) const NONE: &str =
+        "This session has no jobs; start one with bash and background, yield or tty.";
+
+    /// The `list` result of a session without jobs.
+    pub(crate) const NONE_LISTED: &str = "No jobs in this session.";
+
+    /// A `wait` that is not a number of seconds.
+    pub(crate) const BAD_WAIT: &str = "wait must be a number of seconds (0 or more).";
+
+    /// `input` without `text`.
+    pub(crate) const INPUT_WITHOUT_TEXT: &str = "input needs text: the characters to send, e.g. {\"action\":\"input\",\"id\":1,\"text\":\"y\\n\"}.";
+
+    /// The session's job ids.
+    pub(crate) fn known(ids: &[String]) -> String {
+        format!("Jobs of this session: {}.", ids.join(", "))
+    }
+
+    /// An action without the job's id.
+    pub(crate) fn needs_id(known: &str) -> String {
+        format!("This action needs the job's id. {known}")
+    }
+
+    /// An id that names no job of the session.
+    pub(crate) fn no_such_job(shown: &str, known: &str) -> String {
+        format!("No job {shown} in this session. {known}")
+    }
+
+    /// An `until` pattern the regex engine refused.
+    pub(crate) fn invalid_until(reason: &str) -> String {
+        format!(
+            "Invalid until regex: {reason}. Give a regular expression (Rust syntax), e.g. \"Serving HTTP\"."
+        )
+    }
+
+    /// A kill that has not finished in time.
+    pub(crate) fn still_killing(id: u32, seconds: u64) -> String {
+        format!("job {id} is still being killed after {seconds}s; check jobs list shortly.")
+    }
+}
+
 /// `edit`.
 pub(crate) mod edit {
     use std::fmt::Write as _;

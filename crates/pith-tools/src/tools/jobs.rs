@@ -13,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 use super::{Describe, define};
 use crate::details::{JobEndDetails, JobEntry, JobOutputDetails, JobsListDetails};
 use crate::jobs::{Job, JobEnd, JobOutput, format_elapsed};
+use crate::messages::jobs as messages;
 use crate::tool::{
     Content, Tool, ToolAnnotations, ToolContext, ToolDefinition, ToolError, ToolOutput, ToolResult,
 };
@@ -153,13 +154,13 @@ fn find(context: &ToolContext, id: Option<&JobId>) -> Result<Arc<Job>, String> {
     let known = || {
         let ids: Vec<String> = jobs.ids().iter().map(u32::to_string).collect();
         if ids.is_empty() {
-            "This session has no jobs; start one with bash and background, yield or tty.".to_owned()
+            messages::NONE.to_owned()
         } else {
-            format!("Jobs of this session: {}.", ids.join(", "))
+            messages::known(&ids)
         }
     };
     let number = match id {
-        None => return Err(format!("This action needs the job's id. {}", known())),
+        None => return Err(messages::needs_id(&known())),
         Some(JobId::Number(number)) => u32::try_from(*number).ok(),
         Some(JobId::Text(text)) => text.trim().trim_start_matches('%').parse::<u32>().ok(),
     };
@@ -169,14 +170,14 @@ fn find(context: &ToolContext, id: Option<&JobId>) -> Result<Arc<Job>, String> {
             Some(JobId::Text(text)) => crate::paths::clip_chars(text, 20),
             None => String::new(),
         };
-        format!("No job {shown} in this session. {}", known())
+        messages::no_such_job(&shown, &known())
     })
 }
 
 fn list(context: &ToolContext) -> ToolOutput {
     let jobs = context.session.jobs().list();
     if jobs.is_empty() {
-        return ToolOutput::text("No jobs in this session.")
+        return ToolOutput::text(messages::NONE_LISTED)
             .with_details_of(&JobsListDetails::default());
     }
     let mut text = String::new();
@@ -239,9 +240,8 @@ async fn output(
         {
             Ok(regex) => Some(regex),
             Err(error) => {
-                return Err(ToolError::invalid(format!(
-                    "Invalid until regex: {}. Give a regular expression (Rust syntax), e.g. \"Serving HTTP\".",
-                    error.to_string().lines().last().unwrap_or("syntax error")
+                return Err(ToolError::invalid(messages::invalid_until(
+                    error.to_string().lines().last().unwrap_or("syntax error"),
                 )));
             }
         },
@@ -249,9 +249,7 @@ async fn output(
     if let Some(wait) = args.wait
         && !(wait.is_finite() && wait >= 0.0)
     {
-        return Err(ToolError::invalid(
-            "wait must be a number of seconds (0 or more).",
-        ));
+        return Err(ToolError::invalid(messages::BAD_WAIT));
     }
     let mut changes = job.subscribe();
     let already = job.watch_for(until);
@@ -287,9 +285,7 @@ async fn input(
     cancel: &CancellationToken,
 ) -> Result<ToolOutput, ToolError> {
     let Some(text) = text else {
-        return Err(ToolError::invalid(
-            "input needs text: the characters to send, e.g. {\"action\":\"input\",\"id\":1,\"text\":\"y\\n\"}.",
-        ));
+        return Err(ToolError::invalid(messages::INPUT_WITHOUT_TEXT));
     };
     let changes = job.subscribe();
     if let Err(message) = job.send_input(text.as_bytes()) {
@@ -317,10 +313,9 @@ async fn kill(context: &ToolContext, job: &Arc<Job>) -> Result<ToolOutput, ToolE
     let taken = job.take_output(true);
     context.session.jobs().reported(job.id);
     if taken.end.is_none() {
-        return Err(ToolError::new(format!(
-            "job {} is still being killed after {}s; check jobs list shortly.",
+        return Err(ToolError::new(messages::still_killing(
             job.id,
-            KILL_WAIT.as_secs()
+            KILL_WAIT.as_secs(),
         )));
     }
     Ok(render(job, &taken, None))
