@@ -8,17 +8,29 @@
 //! plan's strings) before spawning; the child only makes raw system calls.
 //! The threat model and what each guarantee needs from the kernel are in
 //! docs/reliability.md.
+//!
+//! # Platforms
+//!
+//! Everything that enforces (Landlock, seccomp, the mount namespace, the
+//! subreaper query) is Linux's and compiled only there
+//! (`cfg(target_os = "linux")`). Elsewhere the policy types, the report and
+//! the fallback stay: a sandbox that is asked for is refused (or, with
+//! [`SandboxFallback::RunUnsandboxed`], the command runs without one).
 
+#[cfg(target_os = "linux")]
 mod filter;
+#[cfg(target_os = "linux")]
 mod mount;
 mod protect;
 
 use std::fmt;
 use std::io;
+#[cfg(target_os = "linux")]
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
+#[cfg(target_os = "linux")]
 use landlock::{
     ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, Ruleset, RulesetAttr,
     RulesetCreatedAttr, Scope, path_beneath_rules,
@@ -177,6 +189,23 @@ impl SandboxPolicy {
 
     /// Builds what the child will apply. `Ok(None)` means run unsandboxed
     /// (policy off, or unavailable with [`SandboxFallback::RunUnsandboxed`]).
+    /// Outside Linux there is no sandbox to build: an active policy is refused,
+    /// or runs unsandboxed when its fallback says so.
+    #[cfg(not(target_os = "linux"))]
+    pub(crate) fn prepare(&self, _cwd: &Path) -> Result<Option<PreparedSandbox>, ExecError> {
+        if !self.is_active() || self.fallback == SandboxFallback::RunUnsandboxed {
+            return Ok(None);
+        }
+        Err(ExecError::Sandbox(format!(
+            "the {} sandbox needs Linux (Landlock, seccomp, a mount namespace). \
+             Run with --sandbox off to allow unsandboxed commands.",
+            self.mode
+        )))
+    }
+
+    /// Builds what the child will apply. `Ok(None)` means run unsandboxed
+    /// (policy off, or unavailable with [`SandboxFallback::RunUnsandboxed`]).
+    #[cfg(target_os = "linux")]
     pub(crate) fn prepare(&self, cwd: &Path) -> Result<Option<PreparedSandbox>, ExecError> {
         if !self.is_active() {
             return Ok(None);
@@ -210,6 +239,7 @@ impl SandboxPolicy {
     }
 
     /// The Landlock ruleset; `None` when it would handle nothing on this kernel.
+    #[cfg(target_os = "linux")]
     fn landlock_ruleset(&self, kernel_abi: i32) -> Result<Option<OwnedFd>, String> {
         let abi = ABI::V6;
         let files = self.mode != SandboxMode::Off;
@@ -262,6 +292,7 @@ impl SandboxPolicy {
 }
 
 /// Device files every sandboxed command may write: sinks and sources, never disks.
+#[cfg(target_os = "linux")]
 const SINKS: &[&str] = &[
     "/dev/null",
     "/dev/zero",
@@ -271,6 +302,7 @@ const SINKS: &[&str] = &[
 ];
 
 /// Terminals: read and write, but no `ioctl` (Landlock ABI 5's `IOCTL_DEV`).
+#[cfg(target_os = "linux")]
 const TERMINALS: &[&str] = &["/dev/tty", "/dev/ptmx", "/dev/pts"];
 
 fn temp_dirs() -> Vec<PathBuf> {
@@ -288,7 +320,25 @@ fn temp_dirs() -> Vec<PathBuf> {
     dirs
 }
 
+/// Outside Linux no sandbox is ever prepared.
+#[cfg(not(target_os = "linux"))]
+#[derive(Debug)]
+pub(crate) enum PreparedSandbox {}
+
+#[cfg(not(target_os = "linux"))]
+impl PreparedSandbox {
+    /// Never called: there is no value of this type.
+    ///
+    /// # Safety
+    ///
+    /// Nothing to uphold; the signature matches the Linux one.
+    pub(crate) unsafe fn apply(&mut self) -> io::Result<()> {
+        match *self {}
+    }
+}
+
 /// A sandbox built in the parent, applied in the child.
+#[cfg(target_os = "linux")]
 #[derive(Debug)]
 pub(crate) struct PreparedSandbox {
     landlock_fd: Option<OwnedFd>,
@@ -296,6 +346,7 @@ pub(crate) struct PreparedSandbox {
     mount: Option<mount::MountPlan>,
 }
 
+#[cfg(target_os = "linux")]
 impl PreparedSandbox {
     /// Restricts the calling process. Call it in the child, after `fork` and
     /// before `exec` (from `pre_exec`), after `setsid`.
@@ -309,10 +360,7 @@ impl PreparedSandbox {
             // SAFETY: forwarded from the caller.
             unsafe { mount.apply()? };
         }
-        // SAFETY: prctl with constant arguments.
-        if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
-            return Err(io::Error::last_os_error());
-        }
+        nix::sys::prctl::set_no_new_privs()?;
         if let Some(fd) = &self.landlock_fd {
             // SAFETY: landlock_restrict_self(ruleset_fd, flags=0) on a valid fd we own.
             let rc = unsafe { libc::syscall(libc::SYS_landlock_restrict_self, fd.as_raw_fd(), 0) };
@@ -373,8 +421,19 @@ pub struct SandboxReport {
 }
 
 impl SandboxStatus {
+    /// Outside Linux: no Landlock and no mount namespace to ask about.
+    #[cfg(not(target_os = "linux"))]
+    pub fn probe() -> SandboxStatus {
+        SandboxStatus {
+            landlock_abi: None,
+            landlock_errno: Some(libc::ENOSYS),
+            mount_ns: Err("mount namespaces are Linux's".to_owned()),
+        }
+    }
+
     /// Asks the kernel. `PITH_TEST_NO_LANDLOCK=1` makes Landlock unavailable,
     /// for tests.
+    #[cfg(target_os = "linux")]
     pub fn probe() -> SandboxStatus {
         const LANDLOCK_CREATE_RULESET_VERSION: libc::c_uint = 1;
         let mount_ns = mount::available();
@@ -681,22 +740,18 @@ impl SandboxStatus {
 }
 
 /// Whether this process is a child subreaper (`PR_GET_CHILD_SUBREAPER`).
+#[cfg(target_os = "linux")]
 fn is_subreaper() -> bool {
-    let mut value: libc::c_int = 0;
-    // SAFETY: PR_GET_CHILD_SUBREAPER writes one int through the pointer.
-    let rc = unsafe {
-        libc::prctl(
-            libc::PR_GET_CHILD_SUBREAPER,
-            &mut value as *mut libc::c_int,
-            0,
-            0,
-            0,
-        )
-    };
-    rc == 0 && value != 0
+    nix::sys::prctl::get_child_subreaper().unwrap_or(false)
 }
 
-#[cfg(test)]
+/// Subreapers are Linux's.
+#[cfg(not(target_os = "linux"))]
+fn is_subreaper() -> bool {
+    false
+}
+
+#[cfg(all(test, target_os = "linux"))]
 mod tests {
     use super::*;
 

@@ -13,8 +13,8 @@
 //! - **The edit engine** ([`apply_edits`] → [`EditOutcome`] or [`EditError`]): each
 //!   [`Edit`] must match exactly once, on a ladder of [`MatchTier`]s (exact, normalised,
 //!   whitespace-insensitive with re-indentation); only the matched bytes change, line
-//!   endings and a BOM are kept, and errors render into messages that tell the model what
-//!   to do next. On the whitespace rung every line of the new text is placed at the depth
+//!   endings and a BOM are kept, and errors say which edit failed and why, as data
+//!   (the tool layer, pith-tools, words them for the model). On the whitespace rung every line of the new text is placed at the depth
 //!   it belongs at in the file (kept lines byte for byte, changed lines at the depth of the
 //!   line they replace, inserted lines where their neighbours agree), and an edit whose
 //!   depths cannot be told is refused rather than written with a broken structure.

@@ -21,7 +21,6 @@
 use serde::Serialize;
 
 use crate::edit::{Edit, EditOutcome, MatchTier};
-use crate::error::{ClosestFragment, EditError};
 
 mod apply;
 
@@ -376,14 +375,6 @@ pub(crate) fn tier_of(outcome: &EditOutcome, index: usize) -> Option<MatchTier> 
         .iter()
         .find(|found| found.index == index)
         .map(|found| found.tier)
-}
-
-/// The closest text of a failed hunk, when the engine found one.
-pub(crate) fn closest_of(error: &EditError) -> Option<&ClosestFragment> {
-    match error {
-        EditError::NotFound { closest, .. } => closest.as_ref(),
-        _ => None,
-    }
 }
 
 #[cfg(test)]

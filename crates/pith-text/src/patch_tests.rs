@@ -1,4 +1,5 @@
 use super::*;
+use crate::error::EditError;
 
 fn hunks_of(patch: &Patch, file: usize) -> &[Hunk] {
     match &patch.files[file].change {
@@ -138,7 +139,7 @@ fn refuses_ambiguous_context_and_uses_the_header_to_decide() {
         matches!(error.error, EditError::Ambiguous { count: 2, .. }),
         "{error:?}"
     );
-    assert!(error.render("f").contains("occurs 2 times"));
+    assert!(error.to_string().contains("occurs 2 times"));
     let headed = parse_patch(
         "*** Begin Patch\n*** Update File: f\n@@ fn b() {\n-    x();\n+    y();\n*** End Patch",
     )
@@ -162,15 +163,16 @@ fn a_missing_context_names_the_hunk_and_the_closest_text() {
         hunks_of(&patch, 0),
     )
     .unwrap_err();
-    let message = error.render("f");
-    assert!(
-        message
-            .starts_with("Could not find the context and '-' lines of hunk 1 (patch line 3) in f."),
-        "{message}"
-    );
-    assert!(message.contains("compute(a, c)"), "{message}");
+    assert_eq!((error.index, error.line), (0, 3));
+    let EditError::NotFound {
+        closest: Some(closest),
+        ..
+    } = &error.error
+    else {
+        panic!("{error:?}");
+    };
+    assert!(closest.text.contains("compute(a, c)"), "{closest:?}");
 }
-
 #[test]
 fn appends_pure_additions_and_matches_at_a_missing_final_newline() {
     let patch =

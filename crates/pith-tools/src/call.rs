@@ -14,6 +14,11 @@
 //! is resolved again only when the hook changed the path text; a rewrite that
 //! moves the call to another file is refused, because the approval happened
 //! inside this file's queue. The after-hooks see the arguments that ran.
+//!
+//! A [`QueueUse::Files`] tool (apply_patch) names its files only once its
+//! arguments are read; it locks them all and runs the before-hooks itself,
+//! once per file inside their turns, and reports a rewrite
+//! ([`ToolContext::ran_with`]) so that the after-hooks see what ran.
 
 use std::sync::Arc;
 
@@ -129,6 +134,10 @@ impl<T: Tool> RegisteredTool for T {
         if hooks.is_empty() {
             return run(&*self, args, &context, cancel).await.into();
         }
+        if self.queue_use() == QueueUse::Files {
+            let (result, ran) = hooked_per_file(&*self, args, context.clone(), cancel).await;
+            return hooks.after(name, &ran, &context.cwd, result.into()).await;
+        }
         let args = match context.authorize(name, args).await {
             Ok(args) => args,
             Err(blocked) => return blocked.into(),
@@ -157,6 +166,24 @@ async fn run<T: Tool>(
     let parsed = parse(tool, args)?;
     ToolError::check_cancelled(&cancel)?;
     tool.execute(parsed, context, cancel).await
+}
+
+/// Runs a [`QueueUse::Files`] call, whose tool runs the before-hooks per file
+/// inside the files' turns; returns the result and the arguments that ran.
+async fn hooked_per_file<T: Tool>(
+    tool: &T,
+    args: Value,
+    mut context: ToolContext,
+    cancel: CancellationToken,
+) -> (Result<ToolOutput, ToolError>, Value) {
+    let ran = Arc::new(std::sync::Mutex::new(None));
+    context.ran = Some(Arc::clone(&ran));
+    let result = run(tool, args.clone(), &context, cancel).await;
+    let rewritten = ran
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .take();
+    (result, rewritten.unwrap_or(args))
 }
 
 /// Runs a [`QueueUse::Target`] call inside its file's queue; returns the
@@ -264,7 +291,5 @@ async fn in_target_queue<T: Tool>(
 
 /// The error for a hook that moved a call to another file.
 fn moved_by_hook(tool: &str) -> ToolError {
-    ToolError::refused(format!(
-        "A before_tool_call hook changed the path of this {tool} call; hooks may rewrite the arguments of write and edit but not their path (the call is approved inside that file's queue). Block the call instead."
-    ))
+    ToolError::refused(crate::messages::pipeline::moved_by_hook(tool))
 }

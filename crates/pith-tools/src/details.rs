@@ -6,7 +6,7 @@
 //! and the order of the fields is the order of the keys in the JSON. A tool
 //! attaches them with [`ToolOutput::with_details_of`](crate::tool::ToolOutput::with_details_of).
 
-use pith_text::{EditMatch, Truncation};
+use pith_text::{EditMatch, HunkMatch, Truncation};
 use serde::Serialize;
 
 /// `read` of a text file, when the output was cut.
@@ -151,3 +151,114 @@ pub struct LsDetails {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub truncation: Option<Truncation>,
 }
+
+/// How an ended job ended; no field while it runs.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct JobEndDetails {
+    /// The exit code, when it ran to one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    /// The signal that ended it, when one did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub signal: Option<i32>,
+    /// Why it could not run, when it could not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// `jobs list`: the session's jobs, oldest first.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct JobsListDetails {
+    /// One entry per job.
+    pub jobs: Vec<JobEntry>,
+}
+
+/// One job of `jobs list`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct JobEntry {
+    /// The job's id (a number, as text).
+    pub id: String,
+    /// The command line it runs.
+    pub command: String,
+    /// `running`, `exited`, `killed` or `failed`.
+    pub state: String,
+    /// Whether it runs on a pseudo-terminal.
+    pub tty: bool,
+    /// When it started, in seconds since the Unix epoch.
+    pub started_at: f64,
+    /// How long it has run (or ran), in seconds.
+    pub elapsed_seconds: f64,
+    /// The bytes of output it has written in all.
+    pub output_bytes: u64,
+    /// How it ended, when it did.
+    #[serde(flatten)]
+    pub end: JobEndDetails,
+}
+
+/// `jobs output`, `input` and `kill` (and `bash` with `background`): the
+/// job's new output, how it was cut, the job's state and where its log is.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct JobOutputDetails {
+    /// The job's id (a number, as text).
+    pub job_id: String,
+    /// `running`, `exited`, `killed` or `failed`.
+    pub state: String,
+    /// How the output shown was cut, as bash's (`truncation`,
+    /// `fullOutputPath`, `linesTruncated`); its `exit_code` stays `None`
+    /// here: [`JobOutputDetails::end`] carries how the job ended.
+    #[serde(flatten)]
+    pub output: BashDetails,
+    /// The job's full log, when it could be saved.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub log_path: Option<String>,
+    /// `true` when the job is probably waiting for input (quiet, and its
+    /// last line does not end in a newline).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub waiting_for_input: Option<bool>,
+    /// How it ended, when it did.
+    #[serde(flatten)]
+    pub end: JobEndDetails,
+}
+
+/// `apply_patch`: what changed, per file in the order of the patch.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct PatchDetails {
+    /// One entry per file section of the patch.
+    pub files: Vec<PatchFileDetails>,
+}
+
+/// One file `apply_patch` changed: what happened (the structured result
+/// holds this part alone) and the diff.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PatchFile {
+    /// The path as the patch wrote it.
+    pub path: String,
+    /// `add`, `delete`, `update` or `move`.
+    pub action: String,
+    /// Where a moved file went, as the patch wrote it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub moved_to: Option<String>,
+}
+
+/// One file of [`PatchDetails`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct PatchFileDetails {
+    /// The path, the action and the move target.
+    #[serde(flatten)]
+    pub file: PatchFile,
+    /// A display diff with line numbers and 4 lines of context.
+    pub diff: String,
+    /// A unified patch of the change.
+    pub patch: String,
+    /// Per hunk: which one, how it matched and the line it matched at.
+    pub hunks: Vec<HunkMatch>,
+}
+
+/// `undo`: per file what was (or, for a dry run, would be) restored, with
+/// the journal entries and the patch; whether it was a dry run; the undo's
+/// own call id. The same report `pith undo --json` prints.
+pub type UndoDetails = crate::journal::UndoReport;

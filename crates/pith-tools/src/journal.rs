@@ -540,7 +540,7 @@ impl Journal {
 /// Journals one file's change for a tool call, when the tool set has a
 /// journal: the note for the result, if the change is not undoable.
 pub(crate) async fn record_change(
-    context: &crate::ToolContext,
+    context: &crate::tool::ToolContext,
     tag: &CallTag,
     index: usize,
     path: &Path,
@@ -562,7 +562,7 @@ pub(crate) async fn record_change(
 /// The previous content of `path` for the journal: `Ok(None)` when it does
 /// not exist, `Err(len)` when it is over the per-file cap (or unreadable).
 pub(crate) async fn previous_content(
-    context: &crate::ToolContext,
+    context: &crate::tool::ToolContext,
     fs: &dyn FileSystem,
     path: &Path,
 ) -> Result<Option<Vec<u8>>, u64> {

@@ -38,6 +38,7 @@ pub mod details;
 mod hooks;
 mod jobs;
 mod journal;
+mod messages;
 mod paths;
 mod policy;
 mod queue;

@@ -13,6 +13,7 @@ use std::path::{Component, Path, PathBuf};
 use pith_env::{FileSystem, FsError, FsErrorKind};
 use unicode_normalization::UnicodeNormalization;
 
+use crate::messages::paths as messages;
 use crate::tool::ToolError;
 
 /// Spaces models copy from rendered text that file names rarely contain.
@@ -30,17 +31,16 @@ fn is_unicode_space(c: char) -> bool {
 /// A NUL byte in the path, a malformed `file://` URL, or `~` without a home directory.
 pub fn resolve_path(input: &str, cwd: &Path, home: Option<&Path>) -> Result<PathBuf, ToolError> {
     if input.len() > MAX_PATH_BYTES {
-        return Err(ToolError::new(format!(
-            "The path {} is {} bytes long; a path has at most {MAX_PATH_BYTES} bytes. Send the file's real path.",
-            clip_for_message(input),
-            input.len()
+        return Err(ToolError::new(messages::too_long(
+            &clip_for_message(input),
+            input.len(),
+            MAX_PATH_BYTES,
         )));
     }
     if input.contains('\0') {
-        return Err(ToolError::new(format!(
-            "Invalid path {}: it contains a NUL byte. Send the path without it.",
-            clip_for_message(&input.replace('\0', "\\0"))
-        )));
+        return Err(ToolError::new(messages::nul_byte(&clip_for_message(
+            &input.replace('\0', "\\0"),
+        ))));
     }
     let spaced: String = input
         .chars()
@@ -49,9 +49,7 @@ pub fn resolve_path(input: &str, cwd: &Path, home: Option<&Path>) -> Result<Path
     let path = spaced.strip_prefix('@').unwrap_or(&spaced);
     let expanded = if path == "~" || path.starts_with("~/") {
         let Some(home) = home else {
-            return Err(ToolError::new(format!(
-                "Cannot expand {path}: no home directory is known. Use an absolute path."
-            )));
+            return Err(ToolError::new(messages::no_home(path)));
         };
         match path.strip_prefix("~/") {
             Some(rest) => home.join(rest),
@@ -95,11 +93,7 @@ fn normalize_lexically(path: &Path) -> PathBuf {
 
 /// The path of a `file://` URL (the part after the scheme is `url`).
 fn file_url_path(url: &str, input: &str) -> Result<PathBuf, ToolError> {
-    let malformed = |why: &str| {
-        ToolError::new(format!(
-            "Invalid file URL {input}: {why}. Send a plain path or a URL like file:///home/me/a.txt."
-        ))
-    };
+    let malformed = |why: &str| ToolError::new(messages::invalid_file_url(input, why));
     let url = url.split(['?', '#']).next().unwrap_or_default();
     let path = if url.starts_with('/') {
         url
@@ -203,12 +197,8 @@ pub(crate) fn describe_fs_error(error: &FsError) -> String {
     let path = error.path.display();
     let text = match (error.kind, &error.detail) {
         (FsErrorKind::Protected, Some(reason)) => return clip_middle(reason, 400),
-        (FsErrorKind::OutsideRoots, _) => format!(
-            "{path} is outside the workspace (it resolved outside the roots when it was opened). Use a path inside them."
-        ),
-        (FsErrorKind::SpecialFile, Some(kind)) => format!(
-            "{path} is a {kind}, not a regular file; the file tools neither read nor replace special files."
-        ),
+        (FsErrorKind::OutsideRoots, _) => messages::outside_roots(path),
+        (FsErrorKind::SpecialFile, Some(kind)) => messages::special_file(path, kind),
         _ => error.to_string(),
     };
     let text = clip_middle(&text, 300);
@@ -317,11 +307,7 @@ pub(crate) async fn similar_siblings(fs: &dyn FileSystem, path: &Path) -> Vec<St
 pub(crate) async fn not_found_message(fs: &dyn FileSystem, lead: String, path: &Path) -> String {
     let similar = similar_siblings(fs, path).await;
     match (similar.is_empty(), path.parent()) {
-        (false, Some(parent)) => format!(
-            "{lead}\nSimilar names in {}: {}",
-            parent.display(),
-            similar.join(", ")
-        ),
+        (false, Some(parent)) => messages::similar_names(&lead, parent.display(), &similar),
         _ => lead,
     }
 }
@@ -346,7 +332,7 @@ pub(crate) async fn not_found_hint(
     if elsewhere.is_empty() {
         return message;
     }
-    format!("{message}\nDid you mean {}?", elsewhere.join(" or "))
+    messages::did_you_mean(&message, &elsewhere)
 }
 
 /// Paths below the working directory (relative to it) named like `path`.

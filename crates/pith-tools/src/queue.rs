@@ -12,8 +12,8 @@
 //! # Arrival order: the turnstile
 //!
 //! A call takes a [`Ticket`] synchronously when it arrives (in
-//! [`Session::call`](crate::Session::call) before its first await, or earlier,
-//! where a front end reads the request: [`Session::admit`](crate::Session::admit)).
+//! [`Session::call`](crate::session::Session::call) before its first await, or earlier,
+//! where a front end reads the request: [`Session::admit`](crate::session::Session::admit)).
 //! Keys are then computed concurrently, but calls enter their key's FIFO
 //! strictly in ticket order: each waits until every earlier ticket has entered
 //! its queue or been given up (a call that fails before the queue, or a tool

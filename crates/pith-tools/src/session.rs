@@ -330,7 +330,7 @@ impl Session {
     /// Calls a tool with the JSON arguments a model produced.
     ///
     /// A read, write or edit takes its place in arrival order (see
-    /// [`MutationQueue`](crate::MutationQueue)) when this future is first
+    /// [`MutationQueue`](crate::queue::MutationQueue)) when this future is first
     /// polled: calls polled in order reach their file's queue in that order.
     pub async fn call(&self, name: &str, args: Value, options: CallOptions) -> ToolResult {
         self.call_with(None, name, args, options).await
@@ -375,6 +375,7 @@ impl Session {
             read_fs: toolset.inner.read_fs.clone(),
             write_fs: toolset.inner.write_fs.clone(),
             target: None,
+            ran: None,
         }
     }
 }

@@ -2,12 +2,12 @@
 //! file's content is no longer what the session last saw (read, wrote or edited), and
 //! says which lines changed since.
 //!
-//! Content, not timestamps: [`Session`](crate::Session) remembers a hash of the bytes
+//! Content, not timestamps: [`Session`](crate::session::Session) remembers a hash of the bytes
 //! (and one hash per line of the text) each time the model sees a file, so `touch` or a
 //! rewrite of identical bytes passes, while CRLF/LF or BOM-only differences are changes.
 //! A file the session never saw passes (edit needs no prior read). Files too large to hash
 //! (over 32 MiB) are compared by size and modification time. Hosts turn the check off with
-//! [`ToolConfig::stale_check`](crate::ToolConfig::stale_check) (`--no-stale-check`).
+//! [`ToolConfig::stale_check`](crate::toolset::ToolConfig::stale_check) (`--no-stale-check`).
 
 use std::path::Path;
 

@@ -418,6 +418,9 @@ pub struct ToolContext {
     pub(crate) write_fs: Arc<dyn pith_env::FileSystem>,
     /// See [`ToolContext::target`].
     pub(crate) target: Option<PathBuf>,
+    /// For a [`QueueUse::Files`] call with hooks: the arguments that ran,
+    /// when a per-file before-hook rewrote them ([`ToolContext::ran_with`]).
+    pub(crate) ran: Option<Arc<std::sync::Mutex<Option<Value>>>>,
 }
 
 impl ToolContext {
@@ -558,6 +561,16 @@ impl ToolContext {
             })
     }
 
+    /// For a [`QueueUse::Files`] tool whose before-hooks rewrote part of the
+    /// call: the whole arguments that ran, which the after-hooks then see
+    /// instead of the arguments the call came with.
+    pub fn ran_with(&self, args: Value) {
+        if let Some(ran) = &self.ran {
+            *ran.lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(args);
+        }
+    }
+
     /// For a tool whose calls change one file ([`QueueUse::Target`]): the
     /// resolved path of that file, whose turn in the mutation queue this call
     /// holds while [`Tool::execute`] runs.
@@ -614,6 +627,13 @@ pub enum QueueUse {
     /// the before-hooks and the workspace write check run inside that file's
     /// queue, together with [`Tool::execute`].
     Target,
+    /// Each call changes several files, known once its arguments are read
+    /// (apply_patch): it takes its place on arrival like [`QueueUse::Turn`],
+    /// and [`Tool::execute`] locks the files and runs the before-hooks itself,
+    /// once per file inside the files' turns ([`ToolContext::authorize`]),
+    /// reporting a rewrite with [`ToolContext::ran_with`]. The pipeline does
+    /// not run the before-hooks for it.
+    Files,
 }
 
 /// A tool: a definition, typed arguments and an `execute`.
@@ -624,8 +644,8 @@ pub enum QueueUse {
 /// writes its own logic:
 ///
 /// 1. [`repair`](Tool::repair) fixes what models commonly get wrong;
-/// 2. for a tool that is not [`QueueUse::Target`], the before-hooks approve,
-///    block or rewrite the arguments;
+/// 2. for a tool that is not [`QueueUse::Target`] or [`QueueUse::Files`],
+///    the before-hooks approve, block or rewrite the arguments;
 /// 3. [`precheck`](Tool::precheck) looks at the raw arguments, then they are
 ///    coerced and validated against the definition's schema
 ///    ([`crate::parse_args`]) into [`Tool::Args`], and
@@ -635,7 +655,8 @@ pub enum QueueUse {
 /// 5. for a [`QueueUse::Target`] tool, the path [`target`](Tool::target)
 ///    names is resolved once and the call waits for that file's turn; inside
 ///    it the before-hooks run (a rewrite is parsed again and may not change
-///    the file) and the workspace write check;
+///    the file) and the workspace write check; a [`QueueUse::Files`] tool
+///    runs them itself, per file, inside the files' turns;
 /// 6. [`execute`](Tool::execute) runs;
 /// 7. the after-hooks see the result and the arguments that actually ran.
 ///

@@ -80,6 +80,7 @@ impl ToolSet {
             cwd: PathBuf::from("/"),
             config: ToolConfig::default(),
             names: None,
+            select_added: false,
             queue: None,
             extra: Vec::new(),
         }
@@ -151,6 +152,8 @@ pub struct ToolSetBuilder {
     cwd: PathBuf,
     config: ToolConfig,
     names: Option<Vec<String>>,
+    /// Whether `names` selects among the host's tools too ([`ToolSetBuilder::select`]).
+    select_added: bool,
     queue: Option<Arc<MutationQueue>>,
     /// The host's own tools, in the order they were added.
     extra: Vec<Arc<dyn RegisteredTool>>,
@@ -199,6 +202,14 @@ impl ToolSetBuilder {
         self
     }
 
+    /// Only these tools, built-in and host's own ([`tool`](Self::tool)) alike:
+    /// unlike [`tools`](Self::tools), a host's tool not named here is left out
+    /// (unknown names are ignored). For a front end whose `--tools` names both.
+    pub fn select<S: AsRef<str>>(mut self, names: &[S]) -> ToolSetBuilder {
+        self.select_added = true;
+        self.tools(names)
+    }
+
     /// Adds a tool of the host's own, after the built-in ones. Its calls run
     /// through the same pipeline (repair, validation, hooks, the file's queue
     /// when it names one; see [`Tool`]) and it is listed with the others. A
@@ -225,6 +236,12 @@ impl ToolSetBuilder {
             None => all.retain(|tool| tools::TOOL_NAMES.contains(&tool.definition().name)),
         }
         for tool in self.extra {
+            if self.select_added
+                && let Some(names) = &self.names
+                && !names.iter().any(|name| name == tool.definition().name)
+            {
+                continue;
+            }
             all.retain(|builtin| builtin.definition().name != tool.definition().name);
             all.push(tool);
         }

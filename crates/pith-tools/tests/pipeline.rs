@@ -220,3 +220,116 @@ async fn a_hosts_tool_runs_through_validation_hooks_and_the_queue() {
         json!({"path": "s.txt", "text": "HELLO"})
     )));
 }
+
+/// A hook for apply_patch: records every before call's patch; blocks a section
+/// naming `secret.txt`, moves a section naming `moved.txt` to another file and
+/// rewrites `+hello` to `+HELLO`.
+#[derive(Default)]
+struct PatchHook {
+    before: Mutex<Vec<String>>,
+    after: Mutex<Vec<Value>>,
+}
+
+#[async_trait]
+impl ToolHooks for PatchHook {
+    async fn before_tool_call(&self, call: HookCall<'_>) -> HookDecision {
+        let patch = call.args["patch"].as_str().unwrap().to_owned();
+        self.before.lock().unwrap().push(patch.clone());
+        if patch.contains("secret.txt") {
+            return HookDecision::Block("secret.txt is off limits".to_owned());
+        }
+        if patch.contains("moved.txt") {
+            return HookDecision::Rewrite(
+                json!({"patch": patch.replace("moved.txt", "elsewhere.txt")}),
+            );
+        }
+        if patch.contains("+hello") {
+            return HookDecision::Rewrite(json!({"patch": patch.replace("+hello", "+HELLO")}));
+        }
+        HookDecision::Allow
+    }
+
+    async fn after_tool_call(&self, call: HookCall<'_>, result: ToolResult) -> ToolResult {
+        self.after.lock().unwrap().push(call.args.clone());
+        result
+    }
+}
+
+fn patch_session(root: &std::path::Path, hook: Arc<PatchHook>) -> pith_tools::Session {
+    let mut config = ToolConfig::default();
+    config.hooks.push(hook);
+    ToolSet::builder(Env::local())
+        .cwd(root)
+        .config(config)
+        .tools(&["apply_patch"])
+        .build()
+        .session()
+}
+
+#[tokio::test]
+async fn apply_patch_hooks_see_and_rewrite_each_file_in_its_turn() {
+    let dir = TempDir::new().unwrap();
+    let root = fs::canonicalize(dir.path()).unwrap();
+    let hook = Arc::new(PatchHook::default());
+    let session = patch_session(&root, hook.clone());
+    let patch = "*** Begin Patch\n*** Add File: a.txt\n+hello\n*** Add File: b.txt\n+world\n*** End Patch\n";
+    let result = session
+        .call(
+            "apply_patch",
+            json!({ "patch": patch }),
+            CallOptions::default(),
+        )
+        .await;
+    assert!(!result.is_error, "{}", result.text_content());
+    assert_eq!(
+        *hook.before.lock().unwrap(),
+        [
+            "*** Begin Patch\n*** Add File: a.txt\n+hello\n*** End Patch\n",
+            "*** Begin Patch\n*** Add File: b.txt\n+world\n*** End Patch\n",
+        ]
+    );
+    assert_eq!(fs::read_to_string(root.join("a.txt")).unwrap(), "HELLO\n");
+    assert_eq!(fs::read_to_string(root.join("b.txt")).unwrap(), "world\n");
+    assert_eq!(
+        *hook.after.lock().unwrap(),
+        [
+            json!({"patch": "*** Begin Patch\n*** Add File: a.txt\n+HELLO\n*** Add File: b.txt\n+world\n*** End Patch\n"})
+        ]
+    );
+}
+
+#[tokio::test]
+async fn an_apply_patch_hook_refuses_one_file_and_no_file_changes() {
+    let dir = TempDir::new().unwrap();
+    let root = fs::canonicalize(dir.path()).unwrap();
+    let hook = Arc::new(PatchHook::default());
+    let session = patch_session(&root, hook.clone());
+    let patch = "*** Begin Patch\n*** Add File: c.txt\n+fine\n*** Add File: secret.txt\n+no\n*** End Patch\n";
+    let blocked = session
+        .call(
+            "apply_patch",
+            json!({ "patch": patch }),
+            CallOptions::default(),
+        )
+        .await;
+    assert!(blocked.is_error);
+    assert_eq!(blocked.text_content(), "secret.txt is off limits");
+    assert!(!root.join("c.txt").exists());
+    assert!(!root.join("secret.txt").exists());
+
+    let moved = session
+        .call(
+            "apply_patch",
+            json!({"patch": "*** Begin Patch\n*** Add File: moved.txt\n+x\n*** End Patch\n"}),
+            CallOptions::default(),
+        )
+        .await;
+    assert!(moved.is_error);
+    assert!(
+        moved.text_content().contains("changed which file"),
+        "{}",
+        moved.text_content()
+    );
+    assert!(!root.join("moved.txt").exists());
+    assert!(!root.join("elsewhere.txt").exists());
+}

@@ -269,3 +269,163 @@ async fn pipeline_snapshots() {
             .await
     );
 }
+
+/// A workspace with the optional tools, a journal beside it and bash's
+/// spill files inside it; the session's results with the values that change
+/// from run to run (times, call ids) masked.
+struct History {
+    _dir: TempDir,
+    root: PathBuf,
+    session: Session,
+}
+
+fn history() -> History {
+    let dir = TempDir::new().unwrap();
+    let root = fs::canonicalize(dir.path()).unwrap();
+    fs::create_dir_all(root.join("work")).unwrap();
+    fs::write(root.join("work/a.txt"), "alpha\nbeta\ngamma\n").unwrap();
+    fs::write(root.join("work/old.txt"), "old\n").unwrap();
+    let mut config = pith_tools::ToolConfig::default();
+    config.overwrite_policy = pith_tools::OverwritePolicy::Allow;
+    config.bash.spill_dir = root.join("spill");
+    fs::create_dir_all(&config.bash.spill_dir).unwrap();
+    let local: std::sync::Arc<dyn pith_env::FileSystem> =
+        std::sync::Arc::new(pith_env::LocalEnv::new());
+    config.journal = Some(std::sync::Arc::new(pith_tools::Journal::new(
+        local,
+        root.join("journal"),
+    )));
+    let session = ToolSet::builder(Env::local())
+        .cwd(root.join("work"))
+        .tools(&["bash", "jobs", "apply_patch", "undo", "write"])
+        .config(config)
+        .build()
+        .session();
+    History {
+        _dir: dir,
+        root,
+        session,
+    }
+}
+
+impl History {
+    async fn render(&self, tool: &str, args: Value) -> String {
+        let mut result = self.session.call(tool, args, CallOptions::default()).await;
+        for value in [&mut result.details, &mut result.structured]
+            .into_iter()
+            .flatten()
+        {
+            mask(value);
+        }
+        let text = render(&result).replace(&self.root.display().to_string(), "[ROOT]");
+        let times = regex::Regex::new(r"\b\d+\.\ds\b").unwrap();
+        let text = times.replace_all(&text, "[TIME]");
+        let logs = regex::Regex::new(r"pith-job-[0-9a-f]+\.log").unwrap();
+        let text = logs.replace_all(&text, "pith-job-[ID].log").into_owned();
+        match result.structured.as_ref().and_then(|s| s["call"].as_str()) {
+            Some(call) => text.replace(call, "[CALL]"),
+            None => text,
+        }
+    }
+}
+
+/// Masks the keys whose values change from run to run (times, journal entry ids).
+fn mask(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            for (key, value) in map.iter_mut() {
+                if ["startedAt", "elapsedSeconds", "entries"].contains(&key.as_str()) {
+                    *value = json!("[VARIES]");
+                } else {
+                    mask(value);
+                }
+            }
+        }
+        Value::Array(values) => values.iter_mut().for_each(mask),
+        _ => {}
+    }
+}
+
+#[tokio::test]
+async fn jobs_snapshots() {
+    let h = history();
+    insta::assert_snapshot!(
+        "jobs_none",
+        h.render("jobs", json!({"action": "list"})).await
+    );
+    let started = h
+        .session
+        .call(
+            "bash",
+            json!({"command": "printf 'one\\ntwo\\n'; exit 3", "background": true}),
+            CallOptions::default(),
+        )
+        .await;
+    assert!(!started.is_error, "{}", started.text_content());
+    insta::assert_snapshot!(
+        "jobs_output_ended",
+        h.render("jobs", json!({"action": "output", "id": 1, "wait": 10}))
+            .await
+    );
+    insta::assert_snapshot!(
+        "jobs_list",
+        h.render("jobs", json!({"action": "list"})).await
+    );
+    insta::assert_snapshot!(
+        "jobs_unknown_id",
+        h.render("jobs", json!({"action": "output", "id": 7})).await
+    );
+    insta::assert_snapshot!(
+        "jobs_input_without_text",
+        h.render("jobs", json!({"action": "input", "id": 1})).await
+    );
+}
+
+#[tokio::test]
+async fn apply_patch_snapshots() {
+    let h = history();
+    insta::assert_snapshot!(
+        "apply_patch_applied",
+        h.render(
+            "apply_patch",
+            json!({"patch": "*** Begin Patch\n*** Update File: a.txt\n@@\n alpha\n-beta\n+BETA\n gamma\n*** Add File: new.txt\n+fresh\n*** Update File: old.txt\n*** Move to: moved.txt\n*** End Patch\n"})
+        )
+        .await
+    );
+    insta::assert_snapshot!(
+        "apply_patch_invalid",
+        h.render(
+            "apply_patch",
+            json!({"patch": "*** Begin Patch\n*** Frobnicate File: a.txt\n*** End Patch\n"})
+        )
+        .await
+    );
+    insta::assert_snapshot!(
+        "apply_patch_hunk_not_found",
+        h.render(
+            "apply_patch",
+            json!({"patch": "*** Begin Patch\n*** Update File: a.txt\n@@\n-nowhere\n+here\n*** End Patch\n"})
+        )
+        .await
+    );
+}
+
+#[tokio::test]
+async fn undo_snapshots() {
+    let h = history();
+    insta::assert_snapshot!("undo_nothing", h.render("undo", json!({})).await);
+    let written = h
+        .session
+        .call(
+            "write",
+            json!({"path": "a.txt", "content": "changed\n"}),
+            CallOptions::default(),
+        )
+        .await;
+    assert!(!written.is_error, "{}", written.text_content());
+    insta::assert_snapshot!(
+        "undo_dry_run",
+        h.render("undo", json!({"dryRun": true})).await
+    );
+    insta::assert_snapshot!("undo_last", h.render("undo", json!({})).await);
+}

@@ -149,9 +149,8 @@ impl Workspace {
                 std::sync::Arc::new(pith_env::LocalEnv::new());
             config.journal = Some(std::sync::Arc::new(pith_tools::Journal::new(local, dir)));
         }
-        crate::extend::builder(env.clone())
+        crate::extend::builder(env.clone(), &self.tools)
             .cwd(&self.cwd)
-            .tools(&self.tools)
             .config(config)
             .build()
     }
@@ -233,15 +232,11 @@ impl Config {
         let command = match cli.command {
             cli::Command::Call(args) => {
                 let workspace = workspace(args.workspace, args.remote, Front::OneShot)?;
-                let added = crate::extend::added_names();
-                let tool = args.tool.as_str();
-                if !workspace.tools.contains(&tool) && !added.contains(&tool) {
-                    let mut tools = workspace.tools.clone();
-                    tools.extend(added);
+                if !workspace.tools.contains(&args.tool.as_str()) {
                     return Err(UsageError(format!(
                         "unknown tool {:?}; the tools are {}",
                         args.tool.chars().take(60).collect::<String>(),
-                        tools.join(", ")
+                        workspace.tools.join(", ")
                     )));
                 }
                 Command::Call(CallConfig {
@@ -555,7 +550,6 @@ fn working_directory(cwd: Option<&Path>) -> Result<PathBuf, UsageError> {
     Ok(canonical)
 }
 
-/// Validates `--tools`; every name must be a known tool.
 /// `--env NAME=VALUE` entries, checked.
 pub(crate) fn env_vars(entries: &[String]) -> Result<Vec<(String, String)>, UsageError> {
     entries
@@ -571,11 +565,32 @@ pub(crate) fn env_vars(entries: &[String]) -> Result<Vec<(String, String)>, Usag
         .collect()
 }
 
+/// Validates `--tools`; every name must be a tool of the tool set: a built-in
+/// one or one the host added ([`crate::run_with`]). Without `--tools`: the
+/// default tools and the host's.
 pub(crate) fn selection(names: Option<&[String]>) -> Result<Vec<&'static str>, UsageError> {
-    let Some(names) = names else {
-        return Ok(TOOL_NAMES.to_vec());
+    selection_among(names, &crate::extend::added_names())
+}
+
+/// [`selection`] with the host's tool names given.
+fn selection_among(
+    names: Option<&[String]>,
+    added: &[&'static str],
+) -> Result<Vec<&'static str>, UsageError> {
+    let with_added = |builtin: &[&'static str]| -> Vec<&'static str> {
+        let mut all: Vec<&'static str> = builtin.to_vec();
+        all.extend(added.iter().filter(|name| !builtin.contains(name)));
+        all
     };
-    let known: Vec<&'static str> = TOOL_NAMES.into_iter().chain(OPTIONAL_TOOL_NAMES).collect();
+    let Some(names) = names else {
+        return Ok(with_added(&TOOL_NAMES));
+    };
+    let known = with_added(
+        &TOOL_NAMES
+            .into_iter()
+            .chain(OPTIONAL_TOOL_NAMES)
+            .collect::<Vec<_>>(),
+    );
     let mut wanted = Vec::new();
     for name in names
         .iter()
@@ -593,7 +608,7 @@ pub(crate) fn selection(names: Option<&[String]>) -> Result<Vec<&'static str>, U
     if wanted.is_empty() {
         return Err(UsageError(format!(
             "--tools needs at least one tool: {}",
-            TOOL_NAMES.join(", ")
+            with_added(&TOOL_NAMES).join(", ")
         )));
     }
     Ok(known
@@ -619,6 +634,24 @@ mod tests {
         assert_eq!(
             error.0,
             "unknown tool 'reed' in --tools; valid tools: read, bash, edit, write, grep, find, ls, jobs, apply_patch, undo"
+        );
+    }
+
+    #[test]
+    fn selects_a_host_tool_by_name_after_the_built_in_ones() {
+        let names = vec!["append".to_owned(), "read".to_owned()];
+        assert_eq!(
+            selection_among(Some(&names), &["append"]).unwrap(),
+            vec!["read", "append"]
+        );
+        let mut default = TOOL_NAMES.to_vec();
+        default.push("append");
+        assert_eq!(selection_among(None, &["append"]).unwrap(), default);
+        let error = selection_among(Some(&["apend".to_owned()]), &["append"]).unwrap_err();
+        assert!(
+            error.0.ends_with("apply_patch, undo, append"),
+            "{}",
+            error.0
         );
     }
 

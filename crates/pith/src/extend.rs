@@ -16,13 +16,15 @@ pub(crate) fn install(extend: Extend) {
     let _ = EXTEND.set(extend);
 }
 
-/// Starts a tool set over `env`, with the host's tools when there are any.
-pub(crate) fn builder(env: Env) -> ToolSetBuilder {
+/// Starts a tool set over `env` with the tools `names` selects (`--tools`,
+/// validated by [`crate::config::selection`]): built-in and the host's alike.
+pub(crate) fn builder<S: AsRef<str>>(env: Env, names: &[S]) -> ToolSetBuilder {
     let builder = ToolSet::builder(env);
     match EXTEND.get() {
         Some(extend) => extend(builder),
         None => builder,
     }
+    .select(names)
 }
 
 /// The names of the host's tools (empty without [`crate::run_with`]).

@@ -11,8 +11,7 @@ use crate::config::ToolsConfig;
 
 /// Prints the definitions; returns the exit status.
 pub(crate) fn run(config: &ToolsConfig, env: &Env) -> anyhow::Result<i32> {
-    let toolset = crate::extend::builder(env.clone())
-        .tools(&config.tools)
+    let toolset = crate::extend::builder(env.clone(), &config.tools)
         .overwrite_policy(OverwritePolicy::RequireRead)
         .build();
     let definitions = toolset.definitions();
@@ -36,7 +35,7 @@ pub(crate) fn run(config: &ToolsConfig, env: &Env) -> anyhow::Result<i32> {
 /// `pith prompt`: the system-prompt section for `tools`, as Pi builds it (the tool list
 /// with one-line snippets, then the guidelines); returns the exit status.
 pub(crate) fn prompt(tools: &[&str], env: &Env) -> anyhow::Result<i32> {
-    let toolset = crate::extend::builder(env.clone()).tools(tools).build();
+    let toolset = crate::extend::builder(env.clone(), tools).build();
     let out = prompt_section(&toolset.definitions());
     let mut stdout = std::io::stdout().lock();
     let _ = stdout

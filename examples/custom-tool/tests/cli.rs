@@ -63,3 +63,44 @@ fn call_runs_the_added_tool_with_the_same_argument_errors() {
         "{text}"
     );
 }
+
+#[test]
+fn tools_flag_selects_the_added_tool_by_name() {
+    let listed = |selection: &str| -> Vec<String> {
+        let output = Command::new(BIN)
+            .args(["tools", "--json", "--tools", selection])
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{output:?}");
+        let list: Vec<Value> = serde_json::from_slice(&output.stdout).unwrap();
+        list.iter()
+            .map(|d| d["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(listed("append,read"), ["read", "append"]);
+    assert_eq!(listed("read"), ["read"]);
+
+    let dir = tempfile::tempdir().unwrap();
+    let call = Command::new(BIN)
+        .current_dir(dir.path())
+        .args(["call", "--tools", "append", "append"])
+        .arg(r#"{"path":"notes.txt","line":"one"}"#)
+        .output()
+        .unwrap();
+    assert!(call.status.success(), "{call:?}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("notes.txt")).unwrap(),
+        "one\n"
+    );
+
+    let unknown = Command::new(BIN)
+        .args(["tools", "--tools", "apend"])
+        .output()
+        .unwrap();
+    assert!(!unknown.status.success());
+    let stderr = String::from_utf8_lossy(&unknown.stderr);
+    assert!(
+        stderr.contains("unknown tool 'apend' in --tools; valid tools: read, bash, edit, write, grep, find, ls, jobs, apply_patch, undo, append"),
+        "{stderr}"
+    );
+}

@@ -65,8 +65,10 @@ pub(super) struct MountPlan {
 impl MountPlan {
     /// A plan keeping `writable` writable and `read_only` read-only.
     pub(super) fn new(writable: &[PathBuf], read_only: &[PathBuf], cwd: &Path) -> MountPlan {
-        // SAFETY: geteuid and getegid cannot fail.
-        let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+        let (uid, gid) = (
+            nix::unistd::geteuid().as_raw(),
+            nix::unistd::getegid().as_raw(),
+        );
         let c = |path: &Path| CString::new(path.as_os_str().as_bytes()).ok();
         let writable: Vec<CString> = writable.iter().filter_map(|p| c(p)).collect();
         MountPlan {

@@ -1,11 +1,9 @@
 //! Applying one file's hunks: each hunk is an edit climbing the same ladder as
 //! `edit` (exact → normalised → whitespace), unique or refused.
 
-use std::fmt::Write as _;
-
 use serde::Serialize;
 
-use super::{Hunk, HunkLine, closest_of, hunk_edit, tier_of};
+use super::{Hunk, HunkLine, hunk_edit, tier_of};
 use crate::edit::{Edit, MatchTier, apply_edits};
 use crate::error::EditError;
 
@@ -46,42 +44,6 @@ pub struct HunkError {
     pub line: usize,
     /// Why the engine refused it.
     pub error: EditError,
-}
-
-impl HunkError {
-    /// One-to-three line message for the model: which file, which hunk, the closest
-    /// text when nothing matched, and what to do next.
-    #[must_use]
-    pub fn render(&self, path: &str) -> String {
-        let hunk = format!("hunk {} (patch line {})", self.index + 1, self.line);
-        let mut message = match &self.error {
-            EditError::NotFound { .. } => {
-                format!("Could not find the context and '-' lines of {hunk} in {path}.")
-            }
-            EditError::Ambiguous { count, lines, .. } => {
-                let shown: Vec<String> = lines.iter().map(ToString::to_string).collect();
-                format!(
-                    "The context of {hunk} occurs {count} times in {path} (at lines {}); add context lines or an '@@ line' naming a line above it to make it unique.",
-                    shown.join(", ")
-                )
-            }
-            EditError::NoChange => {
-                format!("{hunk} of {path} changes nothing; give it '-' or '+' lines.")
-            }
-            other => format!("{hunk} of {path}: {}", other.render(path, 1)),
-        };
-        if let Some(closest) = closest_of(&self.error) {
-            let _ = write!(
-                message,
-                " The closest text starts at line {} ({:.0}% similar):\n{}",
-                closest.start_line,
-                closest.similarity * 100.0,
-                closest.text
-            );
-        }
-        message.push_str("\nRead the file again and retry the whole patch with its exact lines; no file was changed.");
-        message
-    }
 }
 
 /// Applies `hunks` to `original` (a whole file's text) in order, each to the text the

@@ -1,5 +1,7 @@
 //! Edit-engine cases as fixture folders: `input/<file>`, `edit.json` and either
-//! `expected/<file>` (the file as written) or `expected/error.txt` (the rendered error).
+//! `expected/<file>` (the file as written) or `expected/error.txt` (the error as a
+//! model reads it: pith-tools formats the engine's errors and checks that text,
+//! in its `messages` tests; here, that the engine refuses).
 
 use std::path::Path;
 
@@ -36,11 +38,9 @@ fn every_edit_fixture_produces_its_expected_output() {
                 assert_eq!(outcome.file_text, wanted, "{}", case.display());
             }
             Err(error) => {
-                let wanted = std::fs::read_to_string(expected.join("error.txt")).unwrap();
-                assert_eq!(
-                    error.render(path, edits.len()),
-                    wanted.trim_end(),
-                    "{}",
+                assert!(
+                    expected.join("error.txt").is_file(),
+                    "{}: {error}",
                     case.display()
                 );
             }

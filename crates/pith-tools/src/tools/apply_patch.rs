@@ -2,7 +2,7 @@
 //! all or nothing (optional; `--tools …,apply_patch`).
 //!
 //! Every file's queue is taken at once in one fixed order
-//! ([`MutationQueue::lock_all_in_turn`](crate::MutationQueue::lock_all_in_turn)),
+//! ([`MutationQueue::lock_all_in_turn`](crate::queue::MutationQueue::lock_all_in_turn)),
 //! every file is staged (read, checked, hunks applied in memory), and only when
 //! all of them staged are they committed, each atomically and journaled first:
 //! new files (added, or move targets) first, then updates in place, then the
@@ -11,6 +11,7 @@
 //! that fails half-way puts back the files already committed.
 
 mod commit;
+mod hooks;
 mod stage;
 
 use std::path::PathBuf;
@@ -72,6 +73,8 @@ pub(crate) struct Operation {
     /// `*** Move to:` resolved, with the raw text.
     pub(crate) move_to: Option<(String, PathBuf)>,
     pub(crate) change: FileChange,
+    /// 1-based line of the patch where the file's section starts.
+    pub(crate) line: usize,
 }
 
 fn operations(patch: &str, context: &ToolContext) -> Result<Vec<Operation>, ToolError> {
@@ -106,6 +109,7 @@ fn operations(patch: &str, context: &ToolContext) -> Result<Vec<Operation>, Tool
             path,
             move_to,
             change: file.change,
+            line: file.line,
         });
     }
     Ok(operations)
@@ -121,9 +125,10 @@ impl Tool for ApplyPatchTool {
 
     /// The call takes its place on arrival and, once the patch names its
     /// files, waits for all their turns at once ([`crate::queue::exclusive_all`]);
-    /// the before-hooks run once before that, for the whole patch.
+    /// holding them, the before-hooks run once per file, each on that file's
+    /// section of the patch ([`hooks::authorize_each`]).
     fn queue_use(&self) -> QueueUse {
-        QueueUse::Turn
+        QueueUse::Files
     }
 
     fn repair(&self, args: Value) -> Value {
@@ -156,6 +161,8 @@ impl Tool for ApplyPatchTool {
             .collect();
         let job_context = context.clone();
         let work = move |token: CancellationToken| async move {
+            let operations = hooks::authorize_each(&job_context, &args.patch, operations).await?;
+            ToolError::check_cancelled(&token)?;
             let staged = stage::stage_all(&job_context, operations).await?;
             ToolError::check_cancelled(&token)?;
             commit::commit_all(&job_context, staged).await

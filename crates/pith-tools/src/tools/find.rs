@@ -9,6 +9,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::grep::{Notices, search_error};
 use super::{Describe, READ_ONLY, define};
+use crate::messages::find as messages;
 use crate::tool::{Tool, ToolContext, ToolDefinition, ToolError, ToolOutput};
 
 /// Results returned when the model gives no limit.
@@ -74,9 +75,8 @@ impl Tool for FindTool {
         let output = match context.env.search.find(request, cancel).await {
             Ok(output) => output,
             Err(SearchError::Fs(error)) if error.kind == FsErrorKind::NotADirectory => {
-                return Err(ToolError::new(format!(
-                    "Not a directory: {}. find searches a directory; use read for a file.",
-                    error.path.display()
+                return Err(ToolError::new(messages::not_a_directory(
+                    error.path.display(),
                 )));
             }
             Err(error) => return Err(search_error(error, context).await),
@@ -94,7 +94,7 @@ impl Tool for FindTool {
 /// One path per line, directories ending in `/`, then the notices.
 fn render(output: &FindOutput, limit: usize) -> ToolOutput {
     if output.entries.is_empty() {
-        return ToolOutput::text("No files found matching pattern");
+        return ToolOutput::text(messages::NO_FILES);
     }
     let rows: Vec<String> = output
         .entries
@@ -109,10 +109,7 @@ fn render(output: &FindOutput, limit: usize) -> ToolOutput {
         .collect();
     let mut notices = Notices::default();
     if output.limit_reached {
-        notices.push(format!(
-            "{limit} results limit reached. Use limit={} for more, or refine pattern",
-            limit.saturating_mul(2)
-        ));
+        notices.push(messages::result_limit(limit));
         notices.details.result_limit_reached = Some(limit);
     }
     let mut text = notices.cap_bytes(&rows.join("\n"));

@@ -12,6 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{Describe, READ_ONLY, define};
 use crate::details::{BinaryFile, SearchDetails};
+use crate::messages::grep as messages;
 use crate::paths::{describe_fs_error, not_found_hint};
 use crate::tool::{Tool, ToolContext, ToolDefinition, ToolError, ToolOutput};
 
@@ -149,7 +150,7 @@ fn render(output: &GrepOutput, limit: usize, base: &Base) -> ToolOutput {
     if output.match_count == 0 {
         let mut notices = Notices::default();
         push_oversized(&mut notices, output);
-        return notices.finish(&mut "No matches found".to_owned());
+        return notices.finish(&mut messages::NO_MATCHES.to_owned());
     }
     // The first clipped line, and whether any was longer than the text grep keeps
     // (its length is then unknown, possibly more than read can show).
@@ -191,31 +192,21 @@ fn render(output: &GrepOutput, limit: usize, base: &Base) -> ToolOutput {
             .map(|line| format!(" at {}:{}", line.path, line.line_number))
             .unwrap_or_default();
         let size = format_size(DEFAULT_MAX_BYTES as u64);
-        notices.push(format!(
-            "Showing {shown} matches, output limit {size} reached{at}; narrow with path or glob"
-        ));
+        notices.push(messages::output_limit(shown, &size, &at));
         notices.details.truncation = Some(truncation.clone());
         if output.limit_reached {
             notices.details.match_limit_reached = Some(limit);
         }
     } else if output.limit_reached {
-        notices.push(format!(
-            "{limit} matches limit reached. Use limit={} for more, or refine pattern",
-            limit.saturating_mul(2)
-        ));
+        notices.push(messages::match_limit(limit));
         notices.details.match_limit_reached = Some(limit);
     }
     let mut text = truncation.content;
     if let Some((path, number, long)) = clipped_line {
         let hint = if long {
-            format!(
-                "Some lines truncated to {MAX_LINE_CHARS} chars. See a long line with bash, e.g. sed -n '{number}p' {} | cut -c1-2000",
-                shell_word(&base.path_of(path))
-            )
+            messages::long_line_clipped(MAX_LINE_CHARS, number, &shell_word(&base.path_of(path)))
         } else {
-            format!(
-                "Some lines truncated to {MAX_LINE_CHARS} chars. Use read tool to see full lines"
-            )
+            messages::lines_clipped(MAX_LINE_CHARS)
         };
         notices.push(hint);
         notices.details.lines_truncated = Some(true);
@@ -243,9 +234,7 @@ fn push_binary(notices: &mut Notices, output: &GrepOutput) {
     if count > shown {
         names.push_str(&format!(" and {} more", count - shown));
     }
-    notices.push(format!(
-        "Binary data from the first NUL byte on ({names}): only the lines before it were searched"
-    ));
+    notices.push(messages::binary(&names));
     notices.details.binary_files = Some(
         output
             .binary
@@ -285,9 +274,12 @@ fn push_oversized(notices: &mut Notices, output: &GrepOutput) {
         (&*format!("{count} files"), "them")
     };
     let size = format_size(GrepRequest::MAX_LINE_BYTES as u64);
-    notices.push(format!(
-        "Skipped {files} with a line over {size} ({names}): search {them} with bash, e.g. grep -o -m 5 'pattern' {} | cut -c1-500",
-        shell_word(first)
+    notices.push(messages::oversized(
+        files,
+        &size,
+        &names,
+        them,
+        &shell_word(first),
     ));
     notices.details.oversized_files = Some(output.oversized.clone());
 }
@@ -329,7 +321,7 @@ impl Notices {
         );
         if truncation.truncated {
             let size = format_size(DEFAULT_MAX_BYTES as u64);
-            self.push(format!("{size} limit reached"));
+            self.push(messages::byte_limit(&size));
             self.details.truncation = Some(truncation.clone());
         }
         truncation.content
@@ -351,13 +343,11 @@ impl Notices {
 pub(super) async fn search_error(error: SearchError, context: &ToolContext) -> ToolError {
     let message = match error {
         SearchError::NotFound(path) => {
-            let lead = format!("Path not found: {}", path.display());
+            let lead = messages::path_not_found(path.display());
             not_found_hint(context, lead, &path).await
         }
         SearchError::Fs(error) => describe_fs_error(&error),
-        SearchError::InvalidPattern(reason) => format!(
-            "Invalid regex: {reason}. Fix the pattern, or set literal: true to search for the text as written."
-        ),
+        SearchError::InvalidPattern(reason) => messages::invalid_regex(&reason),
         SearchError::Cancelled => return ToolError::aborted(),
         other => other.to_string(),
     };

@@ -7,14 +7,15 @@ use std::time::{Duration, Instant, UNIX_EPOCH};
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::{Describe, define};
+use crate::details::{JobEndDetails, JobEntry, JobOutputDetails, JobsListDetails};
 use crate::jobs::{Job, JobEnd, JobOutput, format_elapsed};
+use crate::messages::jobs as messages;
 use crate::tool::{
     Content, Tool, ToolAnnotations, ToolContext, ToolDefinition, ToolError, ToolOutput, ToolResult,
-    details_value,
 };
 
 /// How long a job must be quiet before `input` (and `bash` with
@@ -153,13 +154,13 @@ fn find(context: &ToolContext, id: Option<&JobId>) -> Result<Arc<Job>, String> {
     let known = || {
         let ids: Vec<String> = jobs.ids().iter().map(u32::to_string).collect();
         if ids.is_empty() {
-            "This session has no jobs; start one with bash and background, yield or tty.".to_owned()
+            messages::NONE.to_owned()
         } else {
-            format!("Jobs of this session: {}.", ids.join(", "))
+            messages::known(&ids)
         }
     };
     let number = match id {
-        None => return Err(format!("This action needs the job's id. {}", known())),
+        None => return Err(messages::needs_id(&known())),
         Some(JobId::Number(number)) => u32::try_from(*number).ok(),
         Some(JobId::Text(text)) => text.trim().trim_start_matches('%').parse::<u32>().ok(),
     };
@@ -169,14 +170,15 @@ fn find(context: &ToolContext, id: Option<&JobId>) -> Result<Arc<Job>, String> {
             Some(JobId::Text(text)) => crate::paths::clip_chars(text, 20),
             None => String::new(),
         };
-        format!("No job {shown} in this session. {}", known())
+        messages::no_such_job(&shown, &known())
     })
 }
 
 fn list(context: &ToolContext) -> ToolOutput {
     let jobs = context.session.jobs().list();
     if jobs.is_empty() {
-        return ToolOutput::text("No jobs in this session.").with_details(json!({"jobs": []}));
+        return ToolOutput::text(messages::NONE_LISTED)
+            .with_details_of(&JobsListDetails::default());
     }
     let mut text = String::new();
     let mut entries = Vec::new();
@@ -195,29 +197,33 @@ fn list(context: &ToolContext) -> ToolOutput {
             if job.tty { "  tty" } else { "" },
             job.command
         );
-        let mut entry = json!({
-            "id": job.id.to_string(),
-            "command": job.command,
-            "state": job.end.as_ref().map_or("running", JobEnd::state),
-            "tty": job.tty,
-            "startedAt": job.started_at.duration_since(UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64()),
-            "elapsedSeconds": job.elapsed.as_secs_f64(),
-            "outputBytes": job.bytes,
+        entries.push(JobEntry {
+            id: job.id.to_string(),
+            command: job.command.clone(),
+            state: job.end.as_ref().map_or("running", JobEnd::state).to_owned(),
+            tty: job.tty,
+            started_at: job
+                .started_at
+                .duration_since(UNIX_EPOCH)
+                .map_or(0.0, |d| d.as_secs_f64()),
+            elapsed_seconds: job.elapsed.as_secs_f64(),
+            output_bytes: job.bytes,
+            end: end_details(job.end.as_ref()),
         });
-        end_fields(&mut entry, job.end.as_ref());
-        entries.push(entry);
     }
-    ToolOutput::text(text.trim_end().to_owned()).with_details(json!({"jobs": entries}))
+    ToolOutput::text(text.trim_end().to_owned()).with_details_of(&JobsListDetails { jobs: entries })
 }
 
-/// `exitCode` / `signal` for an ended job.
-fn end_fields(object: &mut Value, end: Option<&JobEnd>) {
+/// `exitCode` / `signal` / `error` for an ended job.
+fn end_details(end: Option<&JobEnd>) -> JobEndDetails {
+    let mut details = JobEndDetails::default();
     match end {
-        Some(JobEnd::Exited(code)) => object["exitCode"] = json!(code),
-        Some(JobEnd::Killed { signal, .. }) => object["signal"] = json!(signal),
-        Some(JobEnd::Failed(message)) => object["error"] = json!(message),
+        Some(JobEnd::Exited(code)) => details.exit_code = Some(*code),
+        Some(JobEnd::Killed { signal, .. }) => details.signal = Some(*signal),
+        Some(JobEnd::Failed(message)) => details.error = Some(message.clone()),
         None => {}
     }
+    details
 }
 
 async fn output(
@@ -234,9 +240,8 @@ async fn output(
         {
             Ok(regex) => Some(regex),
             Err(error) => {
-                return Err(ToolError::invalid(format!(
-                    "Invalid until regex: {}. Give a regular expression (Rust syntax), e.g. \"Serving HTTP\".",
-                    error.to_string().lines().last().unwrap_or("syntax error")
+                return Err(ToolError::invalid(messages::invalid_until(
+                    error.to_string().lines().last().unwrap_or("syntax error"),
                 )));
             }
         },
@@ -244,9 +249,7 @@ async fn output(
     if let Some(wait) = args.wait
         && !(wait.is_finite() && wait >= 0.0)
     {
-        return Err(ToolError::invalid(
-            "wait must be a number of seconds (0 or more).",
-        ));
+        return Err(ToolError::invalid(messages::BAD_WAIT));
     }
     let mut changes = job.subscribe();
     let already = job.watch_for(until);
@@ -282,9 +285,7 @@ async fn input(
     cancel: &CancellationToken,
 ) -> Result<ToolOutput, ToolError> {
     let Some(text) = text else {
-        return Err(ToolError::invalid(
-            "input needs text: the characters to send, e.g. {\"action\":\"input\",\"id\":1,\"text\":\"y\\n\"}.",
-        ));
+        return Err(ToolError::invalid(messages::INPUT_WITHOUT_TEXT));
     };
     let changes = job.subscribe();
     if let Err(message) = job.send_input(text.as_bytes()) {
@@ -312,10 +313,9 @@ async fn kill(context: &ToolContext, job: &Arc<Job>) -> Result<ToolOutput, ToolE
     let taken = job.take_output(true);
     context.session.jobs().reported(job.id);
     if taken.end.is_none() {
-        return Err(ToolError::new(format!(
-            "job {} is still being killed after {}s; check jobs list shortly.",
+        return Err(ToolError::new(messages::still_killing(
             job.id,
-            KILL_WAIT.as_secs()
+            KILL_WAIT.as_secs(),
         )));
     }
     Ok(render(job, &taken, None))
@@ -392,24 +392,21 @@ pub(crate) fn render(job: &Job, taken: &JobOutput, lead: Option<&str>) -> ToolOu
             job.id
         );
     }
-    let mut details = Map::new();
-    details.insert("jobId".to_owned(), json!(job.id.to_string()));
-    details.insert(
-        "state".to_owned(),
-        json!(taken.end.as_ref().map_or("running", JobEnd::state)),
-    );
-    if let Value::Object(bash) = details_value(&super::bash::details(snapshot, None)) {
-        details.extend(bash);
-    }
-    if let Some(path) = &taken.log_path {
-        details.insert("logPath".to_owned(), json!(path.display().to_string()));
-    }
-    if taken.waiting_for_input {
-        details.insert("waitingForInput".to_owned(), json!(true));
-    }
-    let mut details = Value::Object(details);
-    end_fields(&mut details, taken.end.as_ref());
-    ToolOutput::text(text).with_details(details)
+    ToolOutput::text(text).with_details_of(&JobOutputDetails {
+        job_id: job.id.to_string(),
+        state: taken
+            .end
+            .as_ref()
+            .map_or("running", JobEnd::state)
+            .to_owned(),
+        output: super::bash::details(snapshot, None),
+        log_path: taken
+            .log_path
+            .as_ref()
+            .map(|path| path.display().to_string()),
+        waiting_for_input: taken.waiting_for_input.then_some(true),
+        end: end_details(taken.end.as_ref()),
+    })
 }
 
 /// Adds the notices of ended jobs to a result, after its last text.

@@ -19,6 +19,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{Describe, READ_ONLY, define};
 use crate::details::LsDetails;
+use crate::messages::ls as messages;
 use crate::paths::{describe_fs_error, not_found_hint};
 use crate::policy::Access;
 use crate::tool::{Tool, ToolContext, ToolDefinition, ToolError, ToolOutput};
@@ -93,23 +94,18 @@ async fn list(
     match fs.metadata(&dir).await {
         Ok(metadata) if metadata.is_dir() => {}
         Ok(_) => {
-            return Err(ToolError::new(format!(
-                "Not a directory: {}",
-                dir.display()
-            )));
+            return Err(ToolError::new(messages::not_a_directory(dir.display())));
         }
         Err(error) if error.kind == FsErrorKind::NotFound => {
-            let lead = format!("Path not found: {}", dir.display());
+            let lead = messages::not_found(dir.display());
             return Err(ToolError::new(not_found_hint(context, lead, &dir).await));
         }
         Err(error) => return Err(ToolError::new(describe_fs_error(&error))),
     }
-    let entries = fs.read_dir(&dir).await.map_err(|error| {
-        ToolError::new(format!(
-            "Cannot read directory: {}",
-            describe_fs_error(&error)
-        ))
-    })?;
+    let entries = fs
+        .read_dir(&dir)
+        .await
+        .map_err(|error| ToolError::new(messages::cannot_read(&describe_fs_error(&error))))?;
     let mut entries: Vec<(String, FileKind)> = entries
         .into_iter()
         .map(|entry| (entry.name.to_string_lossy().into_owned(), entry.kind))
@@ -140,7 +136,7 @@ async fn list(
     }
     let structured = |truncated: bool| json!({"count": lines.len(), "limitReached": limit_reached, "truncated": truncated});
     if lines.is_empty() && !limit_reached {
-        return Ok(ToolOutput::text("(empty directory)").with_structured(structured(false)));
+        return Ok(ToolOutput::text(messages::EMPTY).with_structured(structured(false)));
     }
     let limits = TruncationLimits {
         max_lines: usize::MAX,
@@ -155,16 +151,13 @@ async fn list(
         } else {
             limit.saturating_mul(2)
         };
-        notices.push(format!(
-            "{limit} entries limit reached. Use limit={more} for more"
-        ));
+        notices.push(messages::entry_limit(limit, more));
         details.entry_limit_reached = Some(limit);
     }
     if truncation.truncated {
-        notices.push(format!(
-            "{} limit reached",
-            format_size(truncation.max_bytes as u64)
-        ));
+        notices.push(crate::messages::grep::byte_limit(&format_size(
+            truncation.max_bytes as u64,
+        )));
         details.truncation = Some(truncation.clone());
     }
     let mut text = truncation.content.clone();

@@ -115,9 +115,9 @@ mod tests {
 
     #[test]
     fn every_tool_has_an_object_schema_with_its_required_fields() {
-        for tool in crate::TOOL_NAMES
+        for tool in crate::tools::TOOL_NAMES
             .into_iter()
-            .chain(crate::OPTIONAL_TOOL_NAMES)
+            .chain(crate::tools::OPTIONAL_TOOL_NAMES)
         {
             let schema = schema(tool);
             assert_eq!(schema["type"], "object", "{tool}");

@@ -22,6 +22,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{Describe, READ_ONLY, define};
 use crate::details::ImageDetails;
+use crate::messages::read as messages;
 use crate::paths::resolve_read_path;
 use crate::paths::{describe_fs_error, not_found_hint};
 use crate::policy::Access;
@@ -129,17 +130,14 @@ async fn read(
     let metadata = match fs.metadata(&path).await {
         Ok(metadata) => metadata,
         Err(error) if error.kind == FsErrorKind::NotFound => {
-            let lead = format!("File not found: {}", path.display());
+            let lead = messages::not_found(path.display());
             return Err(ToolError::new(not_found_hint(context, lead, &path).await));
         }
         Err(error) => return Err(ToolError::new(describe_fs_error(&error))),
     };
     match metadata.kind {
         FileKind::Directory => {
-            return Err(ToolError::new(format!(
-                "{} is a directory; read only reads files. Use ls to list it.",
-                path.display()
-            )));
+            return Err(ToolError::new(messages::directory(path.display())));
         }
         FileKind::File => {}
         _ => {
@@ -148,10 +146,9 @@ async fn read(
                 Err(error) if error.kind == FsErrorKind::SpecialFile => error.detail,
                 _ => None,
             };
-            return Err(ToolError::new(format!(
-                "{} is not a regular file ({}); read only reads files.",
+            return Err(ToolError::new(messages::special(
                 path.display(),
-                kind.as_deref().unwrap_or("a socket, FIFO or device")
+                kind.as_deref().unwrap_or("a socket, FIFO or device"),
             )));
         }
     }
@@ -285,10 +282,10 @@ async fn read_whole(
 }
 
 fn binary_file(raw_path: &str, len: u64) -> ToolError {
-    ToolError::new(format!(
-        "{raw_path} is a binary file ({}); read cannot show it. Inspect it with bash, e.g. xxd {} | head.",
-        format_size(len),
-        text::shell_quote(raw_path)
+    ToolError::new(messages::binary(
+        raw_path,
+        &format_size(len),
+        &text::shell_quote(raw_path),
     ))
 }
 
@@ -447,11 +444,10 @@ async fn read_image(
     cancel: &CancellationToken,
 ) -> Result<ToolOutput, ToolError> {
     if len > MAX_IMAGE_FILE_BYTES {
-        return Ok(ToolOutput::text(format!(
-            "Read image file [{}]\n[Image omitted: the file is {}, more than the {} an image may have to be attached.]",
+        return Ok(ToolOutput::text(messages::image_too_large(
             kind.mime(),
-            format_size(len),
-            format_size(MAX_IMAGE_FILE_BYTES)
+            &format_size(len),
+            &format_size(MAX_IMAGE_FILE_BYTES),
         )));
     }
     let fs = &**context.read_fs_for(path);
@@ -460,7 +456,7 @@ async fn read_image(
     let auto_resize = context.config.read.auto_resize_images;
     let attachment = tokio::task::spawn_blocking(move || image::attach(&bytes, kind, auto_resize))
         .await
-        .map_err(|_| ToolError::new(format!("Could not process the image {}", path.display())))?;
+        .map_err(|_| ToolError::new(messages::image_failed(path.display())))?;
     context.session.record_seen(fs, path, seen).await;
     let mut content = vec![Content::text(attachment.text)];
     let mut details = ImageDetails {

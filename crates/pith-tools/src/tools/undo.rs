@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::{Describe, define};
+use crate::details::UndoDetails;
 use crate::journal::{UndoOptions, UndoSelector, parse_since};
 use crate::tool::{
     QueueUse, Tool, ToolAnnotations, ToolContext, ToolDefinition, ToolError, ToolOutput,
@@ -116,7 +117,7 @@ impl Tool for UndoTool {
                     .with_structured(
                         json!({"files": files, "dryRun": report.dry_run, "call": report.call}),
                     )
-                    .with_details(serde_json::to_value(&report).unwrap_or_default()))
+                    .with_details_of::<UndoDetails>(&report))
             }
             Err(error) => Err(error),
         }

@@ -16,6 +16,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{Describe, define};
 use crate::journal::{self, Before, CallTag};
+use crate::messages::write as messages;
 use crate::paths::describe_fs_error;
 use crate::session::OverwritePolicy;
 use crate::stale;
@@ -91,28 +92,24 @@ impl Tool for WriteTool {
         let raw = &args.path;
         let aborted = || ToolError::check_cancelled(&cancel);
         let encoding = match args.encoding.as_deref() {
-            Some(label) => Some(TextEncoding::from_label(label).ok_or_else(|| {
-                ToolError::new(format!(
-                    "Cannot write {raw}: unknown encoding {label:?}. Use a name such as utf-8, utf-8-bom, utf-16le, utf-16be, windows-1252, shift_jis, euc-jp, gbk, gb18030, big5, euc-kr or koi8-r."
-                ))
-            })?),
+            Some(label) => Some(
+                TextEncoding::from_label(label)
+                    .ok_or_else(|| ToolError::new(messages::unknown_encoding(raw, label)))?,
+            ),
             None => None,
         };
         // The encoding of the file being replaced, when it is not UTF-8.
         let mut existing = None;
         match fs.metadata(&path).await {
             Ok(metadata) if metadata.is_dir() => {
-                return Err(ToolError::new(format!(
-                    "Cannot write {raw}: {} is a directory. Write to a file path inside it.",
-                    path.display()
-                )));
+                return Err(ToolError::new(messages::directory(raw, path.display())));
             }
             Ok(metadata) if !metadata.is_file() => {
                 // A FIFO, socket or device: the read says which, at once.
                 if let Err(error) = fs.read_range(&path, 0, 0).await {
-                    return Err(ToolError::new(format!(
-                        "Cannot write {raw}: {}",
-                        describe_fs_error(&error)
+                    return Err(ToolError::new(messages::cannot_write(
+                        raw,
+                        &describe_fs_error(&error),
                     )));
                 }
             }
@@ -121,9 +118,9 @@ impl Tool for WriteTool {
             }
             Err(error) if error.kind == FsErrorKind::NotFound => {}
             Err(error) if error.kind == FsErrorKind::NotADirectory => {
-                return Err(ToolError::new(format!(
-                    "Cannot write {raw}: a parent of {} is a file, not a directory.",
-                    path.display()
+                return Err(ToolError::new(messages::parent_is_file(
+                    raw,
+                    path.display(),
                 )));
             }
             Err(error) => return Err(ToolError::new(describe_fs_error(&error))),
@@ -143,9 +140,10 @@ impl Tool for WriteTool {
                 }
                 _ => describe_fs_error(&error),
             };
-            return Err(ToolError::new(format!(
-                "Cannot write {raw}: could not create the directory {}: {reason}.",
-                parent.display()
+            return Err(ToolError::new(messages::cannot_create_dir(
+                raw,
+                parent.display(),
+                &reason,
             )));
         }
         // Last check: once the atomic write starts it completes.
@@ -174,9 +172,9 @@ impl Tool for WriteTool {
         if let Err(error) = fs.write_atomic(&path, bytes).await {
             // A failed write leaves the file system as it was: no new directories either.
             remove_created(fs, &created).await;
-            return Err(ToolError::new(format!(
-                "Could not write {raw}: {}",
-                describe_fs_error(&error)
+            return Err(ToolError::new(messages::write_failed(
+                raw,
+                &describe_fs_error(&error),
             )));
         }
         session
@@ -232,16 +230,8 @@ async fn check_overwrite(
     policy: OverwritePolicy,
 ) -> Result<Option<TextEncoding>, ToolError> {
     let require = policy == OverwritePolicy::RequireRead;
-    let not_read = || {
-        ToolError::new(format!(
-            "{raw} already exists and has not been read in this session. Read it first, then write it (or use edit for targeted changes)."
-        ))
-    };
-    let changed = |detail: String| {
-        ToolError::new(format!(
-            "{raw} has changed since this session last read it. Read it again before overwriting it.\n{detail}"
-        ))
-    };
+    let not_read = || ToolError::new(messages::not_read(raw));
+    let changed = |detail: String| ToolError::new(messages::changed_since_read(raw, &detail));
     let seen = match fs.canonicalize(path).await {
         Ok(real) => context.session.seen_entry(&real),
         Err(_) if require => return Err(not_read()),

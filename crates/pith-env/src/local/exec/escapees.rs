@@ -12,6 +12,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
+#[cfg(target_os = "linux")]
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::{Pid, getpgid};
 
@@ -19,6 +20,7 @@ use nix::unistd::{Pid, getpgid};
 pub(super) const TREE_VAR: &str = "PITH_TREE_ID";
 
 /// Rounds of scan-and-kill: an escapee may fork while it is being killed.
+#[cfg(target_os = "linux")]
 const ROUNDS: usize = 4;
 
 /// Hands out the tree ids of one adapter.

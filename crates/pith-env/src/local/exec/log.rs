@@ -23,8 +23,7 @@ const MAX_TOTAL: u64 = 2 << 30;
 
 /// The per-user directory for bash full-output files: `$TMPDIR/pith-<uid>`.
 pub fn output_dir() -> PathBuf {
-    // SAFETY: geteuid cannot fail.
-    let uid = unsafe { libc::geteuid() };
+    let uid = nix::unistd::geteuid();
     std::env::temp_dir().join(format!("pith-{uid}"))
 }
 
@@ -87,8 +86,7 @@ fn ensure_dir(dir: &Path) -> io::Result<()> {
             if !private {
                 return Ok(());
             }
-            // SAFETY: geteuid cannot fail.
-            let uid = unsafe { libc::geteuid() };
+            let uid = nix::unistd::geteuid().as_raw();
             if !meta.is_dir() || meta.uid() != uid {
                 return Err(io::Error::new(
                     io::ErrorKind::PermissionDenied,

@@ -29,11 +29,9 @@ pub(super) fn configure_child(
     let parent = std::process::id();
     let mut sandbox = sandbox;
     let before_exec = move || {
-        // SAFETY: setsid takes no arguments; the child is not a group leader
-        // (no `process_group` on the command), so it cannot fail with EPERM.
-        if unsafe { libc::setsid() } < 0 {
-            return Err(io::Error::last_os_error());
-        }
+        // The child is not a group leader (no `process_group` on the
+        // command), so this cannot fail with EPERM.
+        nix::unistd::setsid()?;
         // SAFETY: ioctl on descriptor 0 with an integer argument; a raw system call.
         if controlling_tty && unsafe { libc::ioctl(0, libc::TIOCSCTTY as _, 0) } < 0 {
             return Err(io::Error::last_os_error());
@@ -49,7 +47,10 @@ pub(super) fn configure_child(
     // SAFETY: the closure runs in the forked child before exec, where only
     // async-signal-safe calls are allowed. It makes only raw system calls
     // (`setsid`, `ioctl`, `prctl`, `getppid`, `raise`, `close_range`, and the sandbox's
-    // own, documented as async-signal-safe), allocates nothing and takes no locks.
+    // own, documented as async-signal-safe; nix's wrappers of them return an
+    // errno, which becomes an `io::Error` without allocating), allocates
+    // nothing and takes no locks: everything it uses (the sandbox's ruleset,
+    // BPF program and mount plan) was built before the fork.
     unsafe {
         command.pre_exec(before_exec);
     }
@@ -61,17 +62,8 @@ pub(super) fn configure_child(
 /// are still needed until `exec`.) Without `close_range` (Linux < 5.11), each
 /// descriptor below the open-files limit is marked one by one.
 fn close_inherited() {
-    const CLOSE_RANGE_CLOEXEC: libc::c_uint = 1 << 2;
-    // SAFETY: close_range with constant arguments only changes descriptor flags.
-    let rc = unsafe {
-        libc::syscall(
-            libc::SYS_close_range,
-            3 as libc::c_uint,
-            libc::c_uint::MAX,
-            CLOSE_RANGE_CLOEXEC,
-        )
-    };
-    if rc == 0 {
+    #[cfg(target_os = "linux")]
+    if close_range_cloexec() {
         return;
     }
     let mut limit = libc::rlimit {
@@ -91,18 +83,29 @@ fn close_inherited() {
     }
 }
 
+/// `close_range(3, ~0, CLOSE_RANGE_CLOEXEC)`: whether the kernel did it (Linux 5.11 and later).
+#[cfg(target_os = "linux")]
+fn close_range_cloexec() -> bool {
+    const CLOSE_RANGE_CLOEXEC: libc::c_uint = 1 << 2;
+    // SAFETY: close_range with constant arguments only changes descriptor flags.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_close_range,
+            3 as libc::c_uint,
+            libc::c_uint::MAX,
+            CLOSE_RANGE_CLOEXEC,
+        )
+    };
+    rc == 0
+}
+
 /// In the child: SIGKILL when the parent goes; and at once if it already went.
 #[cfg(target_os = "linux")]
 fn set_death_signal(parent: u32) -> io::Result<()> {
-    // SAFETY: prctl with constant arguments; getppid and raise take none that can be invalid.
-    unsafe {
-        if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0 {
-            return Err(io::Error::last_os_error());
-        }
-        // pith died between fork and prctl: the signal will never come.
-        if libc::getppid() as u32 != parent {
-            libc::raise(libc::SIGKILL);
-        }
+    nix::sys::prctl::set_pdeathsig(Signal::SIGKILL)?;
+    // pith died between fork and prctl: the signal will never come.
+    if nix::unistd::getppid().as_raw() as u32 != parent {
+        let _ = nix::sys::signal::raise(Signal::SIGKILL);
     }
     Ok(())
 }

@@ -5,12 +5,13 @@ use std::path::{Path, PathBuf};
 
 use pith_env::{FileSystem, FsError, FsErrorKind};
 use pith_text::MatchTier;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::stage::{Action, Staged};
+use crate::details::{PatchDetails, PatchFile, PatchFileDetails};
 use crate::journal::{self, Before, CallTag};
 use crate::paths::describe_fs_error;
-use crate::tool::{ToolContext, ToolError, ToolOutput};
+use crate::tool::{ToolContext, ToolError, ToolOutput, details_value};
 use crate::tools::write::{missing_ancestors, remove_created};
 
 /// One step of the commit: `path` goes from `old` to `new` (`None`: absent).
@@ -196,18 +197,21 @@ fn result(staged: &[Staged], notes: Vec<String>) -> ToolOutput {
                 hunk.start_line
             ));
         }
-        let mut entry = json!({"path": file.raw, "action": file.action.name()});
-        if let Some(target) = target {
-            entry["movedTo"] = Value::from(target);
-        }
+        let entry = PatchFile {
+            path: file.raw.clone(),
+            action: file.action.name().to_owned(),
+            moved_to: target.map(str::to_owned),
+        };
         files.push(entry.clone());
-        entry["diff"] = Value::from(file.diff.clone());
-        entry["patch"] = Value::from(file.patch.clone());
-        entry["hunks"] = serde_json::to_value(&file.hunks).unwrap_or_default();
-        details.push(entry);
+        details.push(PatchFileDetails {
+            file: entry,
+            diff: file.diff.clone(),
+            patch: file.patch.clone(),
+            hunks: file.hunks.clone(),
+        });
     }
     lines.extend(notes);
     ToolOutput::text(lines.join("\n"))
-        .with_structured(json!({ "files": files }))
-        .with_details(json!({ "files": details }))
+        .with_structured(details_value(&json!({ "files": files })))
+        .with_details_of(&PatchDetails { files: details })
 }

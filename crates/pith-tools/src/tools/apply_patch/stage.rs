@@ -6,6 +6,7 @@ use pith_env::{FileKind, FileSystem, FsErrorKind};
 use pith_text::{FileChange, HunkMatch, apply_hunks, display_diff, unified_patch};
 
 use super::Operation;
+use crate::messages::apply_patch::hunk_error;
 use crate::paths::describe_fs_error;
 use crate::policy::Access;
 use crate::textfile::{LoadedText, check_unchanged};
@@ -85,6 +86,7 @@ async fn stage(
         path,
         move_to,
         change,
+        ..
     } = operation;
     // The workspace check, as for edit and write (the confined view enforces it again).
     context.check_path(&path, Access::Write).await?;
@@ -153,7 +155,10 @@ async fn stage(
                 (text.to_owned(), String::new(), String::new(), Vec::new())
             } else {
                 let patched = apply_hunks(text, &hunks).map_err(|error| {
-                    ToolError::new(format!("Could not apply the patch: {}", error.render(&raw)))
+                    ToolError::new(format!(
+                        "Could not apply the patch: {}",
+                        hunk_error(&error, &raw)
+                    ))
                 })?;
                 (
                     patched.text,

@@ -29,6 +29,7 @@ use tokio_util::sync::CancellationToken;
 use self::output::{OutputAccumulator, Snapshot};
 use super::{Describe, define};
 use crate::details::{BashDetails, BashTruncation, OmittedLines};
+use crate::messages::bash as messages;
 use crate::tool::{
     Content, Tool, ToolAnnotations, ToolContext, ToolDefinition, ToolError, ToolOutput, ToolUpdate,
     UpdateFn, details_value,
@@ -91,7 +92,7 @@ pub struct BashConfig {
     /// Rewrites command, working directory and environment before spawn.
     pub spawn_hook: Option<SpawnHook>,
     /// Running background jobs a session may hold (default
-    /// [`DEFAULT_MAX_JOBS`](crate::DEFAULT_MAX_JOBS), 16).
+    /// [`DEFAULT_MAX_JOBS`](crate::jobs::DEFAULT_MAX_JOBS), 16).
     pub max_jobs: usize,
 }
 
@@ -198,9 +199,7 @@ impl Tool for BashTool {
         if let Some(after) = args.yield_after
             && !(after.is_finite() && after > 0.0)
         {
-            return Err(ToolError::invalid(
-                "yield must be a number of seconds greater than 0 (e.g. 5).",
-            ));
+            return Err(ToolError::invalid(messages::BAD_YIELD));
         }
         let tty = args.tty == Some(true);
         let background = args.background == Some(true);
@@ -372,16 +371,15 @@ fn finish(
     }
     let failure = match outcome.termination {
         Termination::Exited if code == 0 => None,
-        Termination::Exited => Some(format!("Command exited with code {code}")),
-        Termination::TimedOut => Some(format!(
-            "Command timed out after {} seconds",
-            shell::format_seconds(timeout.unwrap_or_default())
-        )),
-        Termination::Cancelled => Some("Command aborted".to_owned()),
+        Termination::Exited => Some(messages::exited(code)),
+        Termination::TimedOut => Some(messages::timed_out(&shell::format_seconds(
+            timeout.unwrap_or_default(),
+        ))),
+        Termination::Cancelled => Some(messages::ABORTED.to_owned()),
     };
     let empty = snapshot.content.is_empty() && !snapshot.is_cut();
     match failure {
-        None if empty => Ok(ToolOutput::text("(no output)").with_details(details)),
+        None if empty => Ok(ToolOutput::text(messages::NO_OUTPUT).with_details(details)),
         None => Ok(ToolOutput::text(shown).with_details(details)),
         Some(message) if outcome.termination == Termination::Exited => {
             let message = match sandbox_denial(&snapshot.content, sandbox) {
@@ -389,7 +387,7 @@ fn finish(
                 None => message,
             };
             let shown = if empty {
-                "(no output)".to_owned()
+                messages::NO_OUTPUT.to_owned()
             } else {
                 shown
             };
@@ -428,18 +426,11 @@ fn sandbox_denial(output: &str, sandbox: &SandboxPolicy) -> Option<String> {
         ""
     };
     Some(match sandbox.mode {
-        SandboxMode::ReadOnly => format!(
-            "The sandbox (read-only) may have denied this: commands may not write any file{network}. \
-             The user can widen it by restarting pith with --sandbox workspace-write or --sandbox off."
-        ),
-        SandboxMode::WorkspaceWrite => format!(
-            "The sandbox (workspace-write) may have denied this: commands may write only under {}, and .git/ is read-only{network}. \
-             The user can widen it by restarting pith with --allow-write cargo|npm|pip|go|cache|DIR, --root DIR or --sandbox off.",
-            places.join(", ")
-        ),
-        SandboxMode::Off => format!(
-            "The sandbox may have denied this{network}. The user can lift it by restarting pith without --deny-network."
-        ),
+        SandboxMode::ReadOnly => messages::denied_read_only(network),
+        SandboxMode::WorkspaceWrite => {
+            messages::denied_workspace_write(&places.join(", "), network)
+        }
+        SandboxMode::Off => messages::denied_network(network),
     })
 }
 
@@ -480,14 +471,8 @@ pub(crate) fn details(snapshot: &Snapshot, exit_code: Option<i32>) -> BashDetail
 
 fn exec_error_message(error: &ExecError) -> String {
     match error {
-        ExecError::MissingCwd(cwd) => format!(
-            "Working directory does not exist: {}\nCannot execute bash commands.",
-            cwd.display()
-        ),
-        ExecError::ShellNotFound(shell) => format!(
-            "Shell not found: {}. Configure a shell that exists, or install bash.",
-            shell.display()
-        ),
+        ExecError::MissingCwd(cwd) => messages::missing_cwd(cwd.display()),
+        ExecError::ShellNotFound(shell) => messages::shell_not_found(shell.display()),
         other => other.to_string(),
     }
 }

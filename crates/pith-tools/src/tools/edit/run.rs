@@ -12,6 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::details::EditDetails;
 use crate::journal::{self, Before, CallTag};
+use crate::messages::edit::engine_error;
 use crate::paths::{describe_fs_error, not_found_hint};
 use crate::session::Fingerprint;
 use crate::textfile::{LoadedText, check_unchanged, encoding_note};
@@ -84,7 +85,7 @@ impl EditJob<'_> {
             }
         }
         let outcome = apply_edits_replacing_all(loaded.text(), &self.edits, &self.replace_all)
-            .map_err(|error| ToolError::new(error.render(raw, self.edits.len())))?;
+            .map_err(|error| ToolError::new(engine_error(&error, raw, self.edits.len())))?;
         let bytes = loaded.encode_edit(&outcome.file_text, raw, "edit")?;
         // Last check: once the atomic write starts it completes.
         aborted()?;
