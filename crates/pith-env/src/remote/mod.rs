@@ -15,7 +15,6 @@
 //! backpressure, and cancellation that kills the far process tree. The
 //! protocol is written down in docs/remote.md.
 
-mod checked;
 mod client;
 mod conn;
 mod server;
