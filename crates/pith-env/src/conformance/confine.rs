@@ -179,6 +179,14 @@ pub(super) async fn confined_write_guard_judges_the_resolved_path(ctx: &Ctx<'_>)
             &format!("write_atomic({})", path.display()),
         )?;
     }
+    ctx.write(&root.join("guarded/kept.txt"), b"kept\n").await?;
+    let kept = root.join("alias/kept.txt");
+    expect_error(
+        fs.remove_file(&kept).await,
+        &[FsErrorKind::Protected, FsErrorKind::Unsupported],
+        &kept,
+        "remove_file(alias/kept.txt)",
+    )?;
     let dir = root.join("alias/newdir");
     expect_error(
         fs.create_dir_all(&dir).await,
@@ -187,7 +195,7 @@ pub(super) async fn confined_write_guard_judges_the_resolved_path(ctx: &Ctx<'_>)
         "create_dir_all(alias/newdir)",
     )?;
     let names = ctx.names(&root.join("guarded")).await?;
-    ensure(names.is_empty(), || {
+    ensure(names == ["kept.txt"], || {
         format!("refused writes left {names:?} in the guarded directory")
     })?;
     ok(
