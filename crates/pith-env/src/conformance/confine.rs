@@ -164,7 +164,7 @@ pub(super) async fn confined_write_guard_judges_the_resolved_path(ctx: &Ctx<'_>)
         "create_dir_all(guarded)",
     )?;
     ctx.symlink(&root.join("alias"), Path::new("guarded"))?;
-    let guard = WriteRules::new(&[root.clone()], &["guarded".to_owned()])
+    let guard = WriteRules::new(std::slice::from_ref(&root), &["guarded".to_owned()])
         .map_err(|error| format!("WriteRules::new: {error}"))?;
     let fs = view(ctx, &root, Some(guard));
     for path in [
