@@ -655,6 +655,7 @@ mod tests {
             cwd: Some(b"~/project".to_vec()),
             cwd_is_root: true,
             sandbox_mode: "workspace-write".to_owned(),
+            protected: vec![".env".to_owned()],
             ..RemotePolicyWire::default()
         };
         let (cwd, roots, floor) = resolve_policy(&policy, Some(&home_path), true).unwrap();
@@ -662,6 +663,16 @@ mod tests {
         assert_eq!(roots, vec![cwd.clone()]);
         assert_eq!(floor.mode, SandboxMode::WorkspaceWrite);
         assert_eq!(floor.writable, vec![cwd.clone()]);
+        // .git/ and the --protect glob stay read-only for commands.
+        assert_eq!(floor.read_only.len(), 2, "{:?}", floor.read_only);
+        assert_eq!(floor.read_only[0], cwd.join(".git"));
+        assert!(
+            floor.read_only[1]
+                .to_string_lossy()
+                .ends_with("/{**/.env,**/.env/**}"),
+            "{:?}",
+            floor.read_only
+        );
 
         let auto = RemotePolicyWire {
             auto_sandbox: true,
