@@ -47,7 +47,8 @@
 //! - splice: `write_spliced_replaces_ranges`, `write_spliced_refuses_bad_ranges`;
 //! - tree: `metadata_follows_symlinks`, `read_dir_lists_names_and_kinds`,
 //!   `canonicalize_resolves_symlinks`, `create_dir_all_is_nested_and_idempotent`,
-//!   `home_dir_is_absolute`, `remove_dir_refuses_a_non_empty_directory`;
+//!   `home_dir_is_absolute`, `remove_dir_refuses_a_non_empty_directory`,
+//!   `remove_file_unlinks_a_file_or_a_link_never_its_target`;
 //! - errors: `missing_paths_are_not_found`, `directories_are_not_files`,
 //!   `files_are_not_directories`, `symlink_loops_are_reported`;
 //! - confine: `confined_refuses_paths_outside_the_roots`,
@@ -199,6 +200,7 @@ pub async fn run_all(fixture: &dyn Fixture) -> Report {
         tree::create_dir_all_is_nested_and_idempotent,
         tree::home_dir_is_absolute,
         tree::remove_dir_refuses_a_non_empty_directory,
+        tree::remove_file_unlinks_a_file_or_a_link_never_its_target,
         errors::missing_paths_are_not_found,
         errors::directories_are_not_files,
         errors::files_are_not_directories,

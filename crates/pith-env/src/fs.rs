@@ -1,14 +1,13 @@
 //! The file-system port.
 
 use std::ffi::OsString;
-use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::SystemTime;
 
 use async_trait::async_trait;
 
-use crate::FsError;
+use crate::{FsError, WriteRules};
 
 /// What a path is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -124,43 +123,28 @@ pub trait FileReader: Send {
     async fn read_chunk(&mut self, buf: &mut [u8]) -> Result<usize, FsError>;
 }
 
-/// Judges a write or a new directory beneath a root: called with the root
-/// (as configured) and the path relative to it *as resolved by handle* (every
-/// symlink and `..` already followed). `Err(reason)` refuses the operation with
-/// [`FsErrorKind::Protected`](crate::FsErrorKind::Protected) and `reason` as its detail.
-pub type WriteGuard = Arc<dyn Fn(&Path, &Path) -> Result<(), String> + Send + Sync>;
-
 /// Where a confined view of a file system may go (see [`FileSystem::confine`]).
-#[derive(Clone)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Confinement {
     /// Absolute directories; every path must resolve beneath one of them.
     pub roots: Vec<PathBuf>,
-    /// Judges writes, new directories and removals, when set.
-    pub write_guard: Option<WriteGuard>,
+    /// Judge writes, new directories and removals, when set.
+    pub write_rules: Option<WriteRules>,
 }
 
 impl Confinement {
-    /// Confinement beneath `roots`, without a write guard.
+    /// Confinement beneath `roots`, without write rules.
     pub fn new(roots: Vec<PathBuf>) -> Confinement {
         Confinement {
             roots,
-            write_guard: None,
+            write_rules: None,
         }
     }
 
-    /// Adds a write guard.
-    pub fn with_write_guard(mut self, guard: WriteGuard) -> Confinement {
-        self.write_guard = Some(guard);
+    /// Adds write rules.
+    pub fn with_write_rules(mut self, rules: WriteRules) -> Confinement {
+        self.write_rules = Some(rules);
         self
-    }
-}
-
-impl fmt::Debug for Confinement {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Confinement")
-            .field("roots", &self.roots)
-            .field("write_guard", &self.write_guard.is_some())
-            .finish()
     }
 }
 
@@ -189,8 +173,8 @@ impl fmt::Debug for Confinement {
 ///   link target's parent) as long as every step stays beneath the root.
 /// - A path that resolves outside every root fails with
 ///   [`FsErrorKind::OutsideRoots`](crate::FsErrorKind::OutsideRoots).
-/// - `write_atomic`, `create_dir_all` and `remove_dir` ask the
-///   [`WriteGuard`] about the resolved path first; a refusal is
+/// - `write_atomic`, `create_dir_all`, `remove_dir` and `remove_file` ask
+///   the [`WriteRules`] about the resolved path first; a refusal is
 ///   [`FsErrorKind::Protected`](crate::FsErrorKind::Protected) and nothing is changed.
 /// - A failed `write_atomic` leaves no temp file anywhere.
 #[async_trait]

@@ -38,6 +38,7 @@ mod memory;
 pub mod remote;
 mod sandbox;
 mod search;
+mod write_rules;
 
 #[cfg(any(test, feature = "conformance"))]
 pub mod conformance;
@@ -48,9 +49,7 @@ pub use crate::exec::{
     Exec, ExecOutcome, ExecRequest, ExitStatus, OutputLog, OutputSink, OutputStream, ProcessInput,
     StdinMode, Termination,
 };
-pub use crate::fs::{
-    Confinement, DirEntry, FileKind, FileReader, FileSystem, Metadata, Splice, WriteGuard,
-};
+pub use crate::fs::{Confinement, DirEntry, FileKind, FileReader, FileSystem, Metadata, Splice};
 pub use crate::local::{LocalEnv, OUTPUT_CAP, output_dir, prune_output_dir};
 pub use crate::memory::MemoryEnv;
 pub use crate::remote::RemoteEnv;
@@ -58,6 +57,7 @@ pub use crate::sandbox::{SandboxFallback, SandboxMode, SandboxPolicy, SandboxSta
 pub use crate::search::{
     BinaryFile, FindEntry, FindOutput, FindRequest, GrepLine, GrepOutput, GrepRequest, Search,
 };
+pub use crate::write_rules::{ProtectGlob, WriteRules, git_reason};
 
 /// Re-exported so callers can build the cancellation tokens the ports take.
 pub use tokio_util::sync::CancellationToken;

@@ -1,11 +1,12 @@
 //! The search port: content search (grep) and file finding (glob).
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
 
-use crate::SearchError;
+use crate::{Confinement, FsError, FsErrorKind, SearchError};
 
 /// A content search.
 #[derive(Clone, Debug)]
@@ -180,6 +181,15 @@ pub struct FindOutput {
 /// sizes: a file with a line over [`GrepRequest::MAX_LINE_BYTES`] is skipped
 /// and reported in [`GrepOutput::oversized`], row texts are clipped to
 /// [`GrepLine::MAX_TEXT_BYTES`]; cancellation stops the walk promptly.
+///
+/// Confined views ([`confine`](Search::confine)) add: the start path (the
+/// directory or the single file a request names) is resolved beneath one of
+/// the roots *by the adapter, at the moment of the search*, as
+/// [`FileSystem::confine`](crate::FileSystem::confine) resolves paths, and the
+/// search reads from what that resolution opened (never the path walked
+/// again); a start outside every root fails with
+/// [`FsErrorKind::OutsideRoots`](crate::FsErrorKind::OutsideRoots). Below the
+/// start nothing is followed out of it (symlinks are not followed).
 #[async_trait]
 pub trait Search: Send + Sync {
     /// Searches file contents.
@@ -195,4 +205,42 @@ pub trait Search: Send + Sync {
         request: FindRequest,
         cancel: CancellationToken,
     ) -> Result<FindOutput, SearchError>;
+
+    /// A view of this search confined beneath `confinement`'s roots (see the
+    /// contract above; write rules do not apply to a search). Adapters that
+    /// cannot confine keep the default: a view that refuses every search with
+    /// `Unsupported`, never one that silently does not confine.
+    fn confine(self: Arc<Self>, confinement: Confinement) -> Arc<dyn Search> {
+        let _ = confinement;
+        Arc::new(Unconfinable)
+    }
+}
+
+/// The default confined search: refuses everything.
+struct Unconfinable;
+
+fn unsupported(root: &std::path::Path) -> SearchError {
+    SearchError::Fs(
+        FsError::new(FsErrorKind::Unsupported, root)
+            .with_detail("this environment cannot confine searches to roots"),
+    )
+}
+
+#[async_trait]
+impl Search for Unconfinable {
+    async fn grep(
+        &self,
+        request: GrepRequest,
+        _: CancellationToken,
+    ) -> Result<GrepOutput, SearchError> {
+        Err(unsupported(&request.root))
+    }
+
+    async fn find(
+        &self,
+        request: FindRequest,
+        _: CancellationToken,
+    ) -> Result<FindOutput, SearchError> {
+        Err(unsupported(&request.root))
+    }
 }

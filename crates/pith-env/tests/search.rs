@@ -792,3 +792,68 @@ async fn a_long_line_under_the_limit_is_searched_and_its_text_clipped() {
     );
     assert!(output.lines[0].text.starts_with("needle xxx"));
 }
+
+/// A confined search ([`Search::confine`]) opens its start beneath the roots:
+/// a start that resolves outside them (a symlinked directory or file, `..`)
+/// is refused with `OutsideRoots`; a start inside, and one reached through a
+/// symlink that stays inside, is searched.
+#[tokio::test]
+async fn a_confined_search_refuses_a_start_that_resolves_outside_the_roots() {
+    use pith_env::{Confinement, FsErrorKind};
+    use std::sync::Arc;
+    let dir = TempDir::new().unwrap();
+    let base = dir.path().canonicalize().unwrap();
+    let (root, outside) = (base.join("root"), base.join("outside"));
+    write(&root, "d/a.txt", b"needle inside\n");
+    write(&outside, "secret.txt", b"needle outside\n");
+    std::os::unix::fs::symlink("../outside", root.join("up")).unwrap();
+    std::os::unix::fs::symlink("../outside/secret.txt", root.join("lf")).unwrap();
+    std::os::unix::fs::symlink("d", root.join("alias")).unwrap();
+    let search = Arc::new(env().await).confine(Confinement::new(vec![root.clone()]));
+    for start in [
+        root.join("up"),
+        root.join("lf"),
+        root.join("d/../../outside"),
+        outside.clone(),
+    ] {
+        let error = search
+            .grep(request(&start, "needle"), CancellationToken::new())
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&error, SearchError::Fs(e) if e.kind == FsErrorKind::OutsideRoots),
+            "grep {}: {error:?}",
+            start.display()
+        );
+        let find = FindRequest {
+            pattern: "*".to_owned(),
+            root: start.clone(),
+            limit: 10,
+        };
+        let error = search
+            .find(find, CancellationToken::new())
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&error, SearchError::Fs(e) if e.kind == FsErrorKind::OutsideRoots),
+            "find {}: {error:?}",
+            start.display()
+        );
+    }
+    for start in [root.clone(), root.join("alias"), root.join("d/a.txt")] {
+        let output = search
+            .grep(request(&start, "needle"), CancellationToken::new())
+            .await
+            .unwrap();
+        let texts: Vec<&str> = output.lines.iter().map(|l| l.text.as_str()).collect();
+        assert_eq!(texts, ["needle inside"], "grep {}", start.display());
+    }
+    let find = FindRequest {
+        pattern: "*.txt".to_owned(),
+        root: root.join("alias"),
+        limit: 10,
+    };
+    let output = search.find(find, CancellationToken::new()).await.unwrap();
+    assert_eq!(output.entries.len(), 1, "{output:?}");
+    assert_eq!(output.entries[0].path, "a.txt");
+}

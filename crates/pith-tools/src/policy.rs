@@ -7,12 +7,9 @@
 //! check for its file tools; commands run by `bash` are confined by the OS
 //! sandbox instead (see `pith_env::SandboxPolicy`).
 
-use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
-use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
-use pith_env::{Confinement, FileKind, FileSystem, FsErrorKind, WriteGuard};
+use pith_env::{Confinement, FileKind, FileSystem, FsErrorKind, WriteRules};
 
 use crate::paths::nearest_existing;
 use crate::tool::ToolError;
@@ -32,7 +29,7 @@ pub struct WorkspacePolicy {
     roots: Vec<PathBuf>,
     contain_reads: bool,
     protect_patterns: Vec<String>,
-    protect: GlobSet,
+    rules: WriteRules,
 }
 
 impl WorkspacePolicy {
@@ -52,18 +49,12 @@ impl WorkspacePolicy {
         protect: &[String],
         contain_reads: bool,
     ) -> Result<WorkspacePolicy, String> {
-        let mut builder = GlobSetBuilder::new();
-        for pattern in protect {
-            builder.add(protect_glob(pattern, &roots)?);
-        }
-        let protect_set = builder
-            .build()
-            .map_err(|error| format!("invalid --protect glob: {error}"))?;
+        let rules = WriteRules::new(&roots, protect)?;
         Ok(WorkspacePolicy {
             roots,
             contain_reads,
             protect_patterns: protect.to_vec(),
-            protect: protect_set,
+            rules,
         })
     }
 
@@ -77,13 +68,10 @@ impl WorkspacePolicy {
     /// each command starts (see `pith_env::SandboxPolicy::read_only`).
     pub fn protected_under_roots(&self) -> Vec<String> {
         let mut globs = Vec::new();
-        for pattern in &self.protect_patterns {
-            let Ok(glob) = protect_glob(pattern, &self.roots) else {
-                continue;
-            };
+        for glob in self.rules.globs() {
             for root in &self.roots {
                 let root = globset::escape(&root.to_string_lossy());
-                globs.push(format!("{}/{}", root.trim_end_matches('/'), glob.glob()));
+                globs.push(format!("{}/{}", root.trim_end_matches('/'), glob.glob));
             }
         }
         globs
@@ -152,24 +140,17 @@ impl WorkspacePolicy {
     }
 
     fn check_protected(&self, path: &Path, relative: &Path) -> Result<(), ToolError> {
-        match protected_reason(&self.protect, &self.protect_patterns, path, relative) {
+        match self.rules.reason(path, relative) {
             Some(reason) => Err(ToolError::new(reason)),
             None => Ok(()),
         }
     }
 
-    /// The guard a confined file-system view runs on every write, new
-    /// directory and removal, on the path *as resolved by handle*: `.git/`
-    /// and the `--protect` globs.
-    pub fn write_guard(&self) -> WriteGuard {
-        let protect = self.protect.clone();
-        let patterns = self.protect_patterns.clone();
-        Arc::new(move |root: &Path, relative: &Path| {
-            match protected_reason(&protect, &patterns, &root.join(relative), relative) {
-                Some(reason) => Err(reason),
-                None => Ok(()),
-            }
-        })
+    /// The rules a confined file-system view judges every write, new
+    /// directory and removal by, on the path *as resolved by handle*:
+    /// `.git/` and the `--protect` globs.
+    pub fn write_rules(&self) -> &WriteRules {
+        &self.rules
     }
 
     /// The confinement of the file-system view for `access`: beneath the
@@ -179,7 +160,7 @@ impl WorkspacePolicy {
             Access::Read if !self.contain_reads => None,
             Access::Read => Some(Confinement::new(self.roots.clone())),
             Access::Write => {
-                Some(Confinement::new(self.roots.clone()).with_write_guard(self.write_guard()))
+                Some(Confinement::new(self.roots.clone()).with_write_rules(self.rules.clone()))
             }
         }
     }
@@ -188,131 +169,12 @@ impl WorkspacePolicy {
 /// The confinement of writes without workspace roots: anywhere (beneath
 /// `/`), but never inside a `.git/` directory, judged on the resolved path.
 pub(crate) fn unrooted_write_confinement() -> Confinement {
-    let guard: WriteGuard =
-        Arc::new(
-            |root: &Path, relative: &Path| match git_reason(&root.join(relative), relative) {
-                Some(reason) => Err(reason),
-                None => Ok(()),
-            },
-        );
-    Confinement::new(vec![PathBuf::from("/")]).with_write_guard(guard)
-}
-
-/// Why `relative` (beneath a root; `path` is what the message names) may
-/// not be written, if it may not.
-fn protected_reason(
-    protect: &GlobSet,
-    patterns: &[String],
-    path: &Path,
-    relative: &Path,
-) -> Option<String> {
-    if let Some(reason) = git_reason(path, relative) {
-        return Some(reason);
-    }
-    if protect.is_match(relative) {
-        let matched: Vec<&str> = protect
-            .matches(relative)
-            .into_iter()
-            .filter_map(|index| patterns.get(index).map(String::as_str))
-            .collect();
-        return Some(format!(
-            "{} is protected (--protect {}): write and edit may not change it.",
-            path.display(),
-            matched.join(", ")
-        ));
-    }
-    None
+    Confinement::new(vec![PathBuf::from("/")]).with_write_rules(WriteRules::default())
 }
 
 /// The refusal for a path inside a `.git/` directory.
 pub(crate) fn git_reason(path: &Path, relative: &Path) -> Option<String> {
-    relative
-        .components()
-        .any(|component| component.as_os_str() == OsStr::new(".git"))
-        .then(|| {
-            format!(
-                "{} is inside .git/, which write and edit may not change. Use git commands through bash instead.",
-                path.display()
-            )
-        })
-}
-
-/// Compiles one `--protect` pattern, gitignore-style, relative to a root:
-/// a leading `/` anchors it to the root (an absolute path under a root is
-/// that path), a `/` in the middle anchors it too, a pattern without one
-/// matches a name at any depth, `**` matches any number of directories, and
-/// a trailing `/` matches what is inside a directory of that name. A matched
-/// directory protects everything inside it. Patterns that can never match a
-/// path beneath a root are refused, naming the pattern as given.
-fn protect_glob(pattern: &str, roots: &[PathBuf]) -> Result<Glob, String> {
-    let refuse = |why: &str| format!("--protect {pattern:?}: {why}");
-    if pattern.trim().is_empty() {
-        return Err(refuse(
-            "an empty pattern matches nothing; pass a glob such as .env or 'secrets/**'",
-        ));
-    }
-    let mut body: String = pattern.to_owned();
-    let mut anchored = false;
-    if body.starts_with('/') {
-        let under = roots.iter().find_map(|root| {
-            Path::new(&body)
-                .strip_prefix(root)
-                .ok()
-                .map(Path::to_path_buf)
-        });
-        if let Some(relative) = under {
-            body = relative.to_string_lossy().into_owned();
-        } else {
-            let first = body.trim_start_matches('/').split('/').next().unwrap_or("");
-            let outside = !first.is_empty()
-                && !first.contains(['*', '?', '[', '{'])
-                && Path::new("/").join(first).exists()
-                && !roots.iter().any(|root| root.join(first).exists());
-            if outside {
-                let roots: Vec<String> = roots.iter().map(|r| r.display().to_string()).collect();
-                return Err(refuse(&format!(
-                    "an absolute path outside every root ({}) can never match; a leading / anchors a pattern to the root (like /build), so name a path inside a root",
-                    roots.join(", ")
-                )));
-            }
-            body = body.trim_start_matches('/').to_owned();
-        }
-        anchored = true;
-    }
-    while let Some(rest) = body.strip_prefix("./") {
-        body = rest.to_owned();
-        anchored = true;
-    }
-    let dir_only = body.ends_with('/');
-    let body = body.trim_end_matches('/');
-    if body.is_empty() || body == "." {
-        return Err(refuse(
-            "this names the root itself, not a path in it; use '**' to protect everything",
-        ));
-    }
-    if body.split('/').any(|part| part == "..") {
-        return Err(refuse(
-            "patterns match paths inside a root, which never contain '..'; name the path inside the root",
-        ));
-    }
-    if body.contains('/') {
-        anchored = true;
-    }
-    let glob = if anchored {
-        body.to_owned()
-    } else {
-        format!("**/{body}")
-    };
-    let glob = if dir_only {
-        format!("{glob}/**")
-    } else {
-        // A protected directory protects what is inside it too.
-        format!("{{{glob},{glob}/**}}")
-    };
-    GlobBuilder::new(&glob)
-        .literal_separator(true)
-        .build()
-        .map_err(|error| refuse(&format!("not a valid glob ({})", error.kind())))
+    pith_env::git_reason(path, relative)
 }
 
 /// Where a write to `path` really lands: the realpath of the nearest existing

@@ -374,6 +374,7 @@ impl Session {
             ticket: Arc::new(Mutex::new(ticket)),
             read_fs: toolset.inner.read_fs.clone(),
             write_fs: toolset.inner.write_fs.clone(),
+            read_search: toolset.inner.read_search.clone(),
             target: None,
             ran: None,
         }

@@ -416,6 +416,7 @@ pub struct ToolContext {
     pub(crate) ticket: Arc<std::sync::Mutex<Option<Ticket>>>,
     pub(crate) read_fs: Arc<dyn pith_env::FileSystem>,
     pub(crate) write_fs: Arc<dyn pith_env::FileSystem>,
+    pub(crate) read_search: Arc<dyn pith_env::Search>,
     /// See [`ToolContext::target`].
     pub(crate) target: Option<PathBuf>,
     /// For a [`QueueUse::Files`] call with hooks: the arguments that ran,
@@ -536,6 +537,13 @@ impl ToolContext {
         } else {
             &self.read_fs
         }
+    }
+
+    /// The search grep and find use: confined beneath the roots when reads
+    /// are contained (the start directory or file is opened by handle
+    /// beneath them at the moment of the search), the environment's otherwise.
+    pub fn read_search(&self) -> &Arc<dyn pith_env::Search> {
+        &self.read_search
     }
 
     /// The file-system view write and edit use: confined beneath the roots

@@ -64,6 +64,9 @@ pub(crate) struct Inner {
     pub(crate) read_fs: Arc<dyn FileSystem>,
     /// The file-system view write and edit go through.
     pub(crate) write_fs: Arc<dyn FileSystem>,
+    /// The search grep and find go through: confined beneath the roots (the
+    /// start opened by handle there) when reads are contained.
+    pub(crate) read_search: Arc<dyn pith_env::Search>,
 }
 
 /// The tools over one environment. Cheap to clone; clones share the mutation queue.
@@ -248,6 +251,15 @@ impl ToolSetBuilder {
         // The roots are opened once, here: every later file operation
         // resolves beneath these handles (see `pith_env::FileSystem::confine`).
         let fs = self.env.fs.clone();
+        let read_search = match self
+            .config
+            .workspace
+            .as_ref()
+            .and_then(|policy| policy.confinement(Access::Read))
+        {
+            Some(confinement) => self.env.search.clone().confine(confinement),
+            None => self.env.search.clone(),
+        };
         let (read_fs, write_fs) = match &self.config.workspace {
             Some(policy) => (
                 match policy.confinement(Access::Read) {
@@ -274,6 +286,7 @@ impl ToolSetBuilder {
                 tools: all,
                 read_fs,
                 write_fs,
+                read_search,
             }),
         }
     }

@@ -365,12 +365,17 @@ fn temp_files(dir: &Path) -> Vec<PathBuf> {
 }
 
 fn spawn_swapper(arena: &Arena) -> Child {
+    spawn_swapper_with(&arena.swapper_env())
+}
+
+/// A swapper exchanging the `PITH_RACE_SWAP_A` and `_B` of `env`.
+fn spawn_swapper_with(env: &[(&'static str, PathBuf)]) -> Child {
     let mut command = Command::new(std::env::current_exe().unwrap());
     command
         .args([HELPER, "--exact", "--nocapture", "--test-threads=1"])
         .stdout(Stdio::null())
         .stderr(Stdio::null());
-    for (key, value) in arena.swapper_env() {
+    for (key, value) in env {
         command.env(key, value);
     }
     command.spawn().unwrap()
@@ -379,6 +384,17 @@ fn spawn_swapper(arena: &Arena) -> Child {
 /// Runs `lines` (each with its `tool` and `args`) through one `pith batch
 /// --root --contain-reads` while the swapper runs; the results in call order.
 fn batch_under_swaps(arena: &Arena, lines: &[Value]) -> Vec<Value> {
+    batch_under_swaps_with(arena, lines, &[], &[])
+}
+
+/// [`batch_under_swaps`] with more `pith batch` flags (`--remote`) and more
+/// pairs to exchange, each by its own swapper.
+fn batch_under_swaps_with(
+    arena: &Arena,
+    lines: &[Value],
+    flags: &[&str],
+    more_pairs: &[(PathBuf, PathBuf)],
+) -> Vec<Value> {
     let mut input = String::new();
     for (id, line) in lines.iter().enumerate() {
         let mut line = line.clone();
@@ -386,11 +402,26 @@ fn batch_under_swaps(arena: &Arena, lines: &[Value]) -> Vec<Value> {
         input.push_str(&line.to_string());
         input.push('\n');
     }
-    let mut swapper = spawn_swapper(arena);
+    let mut swappers = vec![spawn_swapper(arena)];
     arena.wait_started();
+    for (n, (a, b)) in more_pairs.iter().enumerate() {
+        let started = arena.root().join(format!("started-{n}"));
+        swappers.push(spawn_swapper_with(&[
+            (SWAP_A, a.clone()),
+            (SWAP_B, b.clone()),
+            (SWAP_STOP, arena.root().join("stop")),
+            (SWAP_STARTED, started.clone()),
+        ]));
+        let deadline = Instant::now() + PATIENCE;
+        while !started.exists() {
+            assert!(Instant::now() < deadline, "a swapper did not start");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
     let root = arena.root().to_str().unwrap();
     let mut pith = Command::new(env!("CARGO_BIN_EXE_pith"))
         .args(["batch", "--cwd", root, "--root", root, "--contain-reads"])
+        .args(flags)
         .env_remove("RUST_LOG")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -402,7 +433,9 @@ fn batch_under_swaps(arena: &Arena, lines: &[Value]) -> Vec<Value> {
     let output = pith.wait_with_output().unwrap();
     writer.join().unwrap();
     arena.stop();
-    swapper.wait().unwrap();
+    for mut swapper in swappers {
+        swapper.wait().unwrap();
+    }
     let stdout = String::from_utf8_lossy(&output.stdout);
     let mut results: Vec<Value> = stdout
         .lines()
@@ -419,11 +452,16 @@ fn batch_under_swaps(arena: &Arena, lines: &[Value]) -> Vec<Value> {
 }
 
 fn race_batch(aim: Aim) {
-    let arena = Arena::new(&format!("batch-{aim:?}"), aim);
+    race_batch_with(aim, &[]);
+}
+
+/// [`race_batch`] with more `pith batch` flags.
+fn race_batch_with(aim: Aim, flags: &[&str]) {
+    let arena = Arena::new(&format!("batch-{aim:?}-{}", flags.len()), aim);
     let before = arena.snapshot();
     let calls = arena.calls();
     let lines: Vec<Value> = calls.iter().map(|(_, line)| line.clone()).collect();
-    let results: Vec<(Call, bool, String)> = batch_under_swaps(&arena, &lines)
+    let results: Vec<(Call, bool, String)> = batch_under_swaps_with(&arena, &lines, flags, &[])
         .iter()
         .map(|line| {
             let id = line["id"].as_u64().unwrap() as usize;
@@ -482,6 +520,87 @@ fn batch_grep_and_find_never_list_or_search_outside_while_a_directory_and_a_syml
         2,
         "the race was not exercised: seen through {through:?}"
     );
+}
+
+/// Searches per kind (grep of the directory, find in it, grep of the file)
+/// in the start race.
+const START_SEARCHES: usize = 400;
+
+/// The start of a search swapped: `d` (given as grep's and find's path) is
+/// exchanged with `s`, a symlink to an outside directory, and `f.txt` (given
+/// as grep's path) with `l.txt`, a symlink to an outside file, while 1,200
+/// searches run. Each either searches inside or is refused; nothing outside
+/// is ever listed or read.
+#[test]
+fn batch_grep_and_find_never_search_outside_while_their_start_is_swapped_for_a_symlink() {
+    let arena = Arena::with_edits("search-start", Aim::Outside, 0);
+    for (dir, text) in [
+        (arena.inside(), INSIDE_SECRET),
+        (arena.target.clone(), OUTSIDE_SECRET),
+    ] {
+        std::fs::create_dir_all(dir.join("sub/deeper")).unwrap();
+        std::fs::write(dir.join("sub/deeper/nested.txt"), text).unwrap();
+    }
+    std::fs::write(arena.target.join("outside-only.txt"), OUTSIDE_SECRET).unwrap();
+    let (file, link) = (arena.root().join("f.txt"), arena.root().join("l.txt"));
+    std::fs::write(&file, INSIDE_SECRET).unwrap();
+    std::os::unix::fs::symlink(arena.target.join("secret.txt"), &link).unwrap();
+    let mut lines = Vec::new();
+    for _ in 0..START_SEARCHES {
+        lines.push(json!({"tool": "grep", "args": {"pattern": "SECRET|READABLE", "path": "d"}}));
+        lines.push(json!({"tool": "find", "args": {"pattern": "*.txt", "path": "d"}}));
+        lines
+            .push(json!({"tool": "grep", "args": {"pattern": "SECRET|READABLE", "path": "f.txt"}}));
+    }
+    let results = batch_under_swaps_with(&arena, &lines, &[], &[(file, link)]);
+    let mut counts: BTreeMap<String, (usize, usize)> = BTreeMap::new();
+    for (line, result) in lines.iter().zip(&results) {
+        let output = text(result);
+        assert!(
+            !output.contains(OUTSIDE_SECRET.trim()) && !output.contains("outside-only"),
+            "{line} reported something outside the root: {output}"
+        );
+        let key = format!("{} {}", line["tool"], line["args"]["path"]);
+        let count = counts.entry(key).or_default();
+        if result["isError"] == json!(true) {
+            assert!(
+                output.contains("outside the workspace") || output.contains("try again"),
+                "{line} failed without being refused: {output}"
+            );
+            count.1 += 1;
+            continue;
+        }
+        count.0 += 1;
+        let expected = if line["tool"] == json!("find") {
+            "sub/deeper/nested.txt"
+        } else {
+            INSIDE_SECRET.trim()
+        };
+        assert!(output.contains(expected), "{line}: {output}");
+    }
+    assert_eq!(counts.len(), 3);
+    for (search, (succeeded, refused)) in &counts {
+        assert!(
+            *succeeded > 0 && *refused > 0,
+            "the race was not exercised for {search}: {succeeded} succeeded, {refused} refused"
+        );
+    }
+}
+
+/// The write/read/edit race with the tools running on the far side of
+/// `--remote env` (this machine, where the swapper runs): `pith serve`
+/// enforces the roots by directory handles there.
+#[test]
+fn remote_batch_writes_reads_and_edits_stay_inside_while_a_far_directory_and_symlink_swap() {
+    let pith = format!("--remote-pith={}", env!("CARGO_BIN_EXE_pith"));
+    race_batch_with(Aim::Outside, &["--remote", "env", &pith]);
+}
+
+/// As above, aimed at `.git/hooks` on the far side.
+#[test]
+fn remote_batch_writes_and_edits_never_reach_far_git_hooks_through_a_swapped_symlink() {
+    let pith = format!("--remote-pith={}", env!("CARGO_BIN_EXE_pith"));
+    race_batch_with(Aim::GitHooks, &["--remote", "env", &pith]);
 }
 
 #[test]

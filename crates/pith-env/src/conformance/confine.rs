@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::{CheckResult, Ctx, ensure, expect_error, ok};
-use crate::{Confinement, FileSystem, FsErrorKind, WriteGuard};
+use crate::{Confinement, FileSystem, FsErrorKind, WriteRules};
 
 /// `root/` with `sub/deep/`, `sub/file.txt` and a sibling `outside/secret.txt`.
 async fn layout(ctx: &Ctx<'_>) -> Result<(PathBuf, PathBuf), String> {
@@ -24,9 +24,9 @@ async fn layout(ctx: &Ctx<'_>) -> Result<(PathBuf, PathBuf), String> {
     Ok((root, outside))
 }
 
-fn view(ctx: &Ctx<'_>, root: &Path, guard: Option<WriteGuard>) -> Arc<dyn FileSystem> {
+fn view(ctx: &Ctx<'_>, root: &Path, guard: Option<WriteRules>) -> Arc<dyn FileSystem> {
     let mut confinement = Confinement::new(vec![root.to_path_buf()]);
-    confinement.write_guard = guard;
+    confinement.write_rules = guard;
     ctx.fs.clone().confine(confinement)
 }
 
@@ -164,13 +164,8 @@ pub(super) async fn confined_write_guard_judges_the_resolved_path(ctx: &Ctx<'_>)
         "create_dir_all(guarded)",
     )?;
     ctx.symlink(&root.join("alias"), Path::new("guarded"))?;
-    let guard: WriteGuard = Arc::new(|_root: &Path, relative: &Path| {
-        if relative.starts_with("guarded") {
-            Err(format!("{} is guarded", relative.display()))
-        } else {
-            Ok(())
-        }
-    });
+    let guard = WriteRules::new(std::slice::from_ref(&root), &["guarded".to_owned()])
+        .map_err(|error| format!("WriteRules::new: {error}"))?;
     let fs = view(ctx, &root, Some(guard));
     for path in [
         root.join("guarded/x.txt"),
@@ -184,6 +179,14 @@ pub(super) async fn confined_write_guard_judges_the_resolved_path(ctx: &Ctx<'_>)
             &format!("write_atomic({})", path.display()),
         )?;
     }
+    ctx.write(&root.join("guarded/kept.txt"), b"kept\n").await?;
+    let kept = root.join("alias/kept.txt");
+    expect_error(
+        fs.remove_file(&kept).await,
+        &[FsErrorKind::Protected, FsErrorKind::Unsupported],
+        &kept,
+        "remove_file(alias/kept.txt)",
+    )?;
     let dir = root.join("alias/newdir");
     expect_error(
         fs.create_dir_all(&dir).await,
@@ -192,7 +195,7 @@ pub(super) async fn confined_write_guard_judges_the_resolved_path(ctx: &Ctx<'_>)
         "create_dir_all(alias/newdir)",
     )?;
     let names = ctx.names(&root.join("guarded")).await?;
-    ensure(names.is_empty(), || {
+    ensure(names == ["kept.txt"], || {
         format!("refused writes left {names:?} in the guarded directory")
     })?;
     ok(

@@ -275,3 +275,41 @@ pub(super) async fn remove_dir_refuses_a_non_empty_directory(ctx: &Ctx<'_>) -> C
         Err(error) => Err(format!("remove_dir(empty) failed: {error}")),
     }
 }
+
+/// `remove_file` unlinks a file, and a symlink without touching its target;
+/// a missing file is `NotFound`. An adapter that cannot remove files reports
+/// `Unsupported`.
+pub(super) async fn remove_file_unlinks_a_file_or_a_link_never_its_target(
+    ctx: &Ctx<'_>,
+) -> CheckResult {
+    let fs = &ctx.fs;
+    let (file, target, link) = (
+        ctx.path("file.txt"),
+        ctx.path("target.txt"),
+        ctx.path("link"),
+    );
+    ctx.write(&file, b"x").await?;
+    ctx.write(&target, b"kept").await?;
+    ctx.symlink(&link, Path::new("target.txt"))?;
+    match fs.remove_file(&file).await {
+        Ok(()) => {}
+        Err(error) if error.kind == FsErrorKind::Unsupported => return Ok(()),
+        Err(error) => return Err(format!("remove_file(file.txt) failed: {error}")),
+    }
+    ok(fs.remove_file(&link).await, "remove_file(link)")?;
+    let kept = ok(fs.read(&target).await, "read(target.txt)")?;
+    ensure(kept == b"kept", || {
+        "removing the link changed its target".to_owned()
+    })?;
+    let names = ctx.names(&ctx.dir).await?;
+    ensure(names == ["target.txt"], || {
+        format!("after the removals the directory holds {names:?}, expected [target.txt]")
+    })?;
+    let error = fs.remove_file(&file).await;
+    ensure(
+        error
+            .as_ref()
+            .is_err_and(|error| error.kind == FsErrorKind::NotFound),
+        || format!("remove_file of a missing file: {error:?}"),
+    )
+}

@@ -296,4 +296,11 @@ impl Search for FaultySearch {
         }
         Err(failure)
     }
+
+    fn confine(self: Arc<Self>, confinement: crate::Confinement) -> Arc<dyn Search> {
+        Arc::new(FaultySearch {
+            inner: self.inner.clone().confine(confinement),
+            faults: self.faults.clone(),
+        })
+    }
 }

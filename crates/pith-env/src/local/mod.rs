@@ -4,7 +4,7 @@ mod exec;
 
 pub(crate) use exec::tree_cgroups_available;
 pub use exec::{OUTPUT_CAP, output_dir, prune_output_dir};
-mod fs;
+pub(crate) mod fs;
 mod search;
 
 /// The file system, processes and search of this machine.

@@ -11,7 +11,7 @@ use async_trait::async_trait;
 use super::MemoryEnv;
 use super::tree::{Follow, Tree};
 use crate::{
-    Confinement, DirEntry, FileReader, FileSystem, FsError, FsErrorKind, Metadata, WriteGuard,
+    Confinement, DirEntry, FileReader, FileSystem, FsError, FsErrorKind, Metadata, WriteRules,
 };
 
 /// A [`MemoryEnv`] confined beneath roots.
@@ -19,7 +19,7 @@ pub(crate) struct MemoryBeneath {
     env: MemoryEnv,
     /// (root as configured, its real path); roots that do not exist are left out.
     roots: Vec<(PathBuf, PathBuf)>,
-    guard: Option<WriteGuard>,
+    guard: Option<WriteRules>,
 }
 
 impl MemoryBeneath {
@@ -38,7 +38,7 @@ impl MemoryBeneath {
         MemoryBeneath {
             env,
             roots,
-            guard: confinement.write_guard,
+            guard: confinement.write_rules,
         }
     }
 
@@ -62,7 +62,8 @@ impl MemoryBeneath {
     fn guarded(&self, tree: &Tree, path: &Path, follow: Follow) -> Result<(), FsError> {
         let (root, relative) = self.beneath(tree, path, follow)?;
         match &self.guard {
-            Some(guard) => guard(&root, &relative)
+            Some(guard) => guard
+                .check(&root, &relative)
                 .map_err(|reason| FsError::new(FsErrorKind::Protected, path).with_detail(reason)),
             None => Ok(()),
         }
@@ -192,7 +193,7 @@ impl FileSystem for MemoryBeneath {
             self.env.clone(),
             Confinement {
                 roots,
-                write_guard: confinement.write_guard,
+                write_rules: confinement.write_rules,
             },
         ))
     }

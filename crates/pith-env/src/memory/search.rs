@@ -335,6 +335,53 @@ impl Search for MemoryEnv {
         }
         Ok(output)
     }
+
+    /// The start resolved through the confined file-system view (an
+    /// in-memory tree has no concurrent swapper to race), then searched.
+    fn confine(self: Arc<Self>, confinement: crate::Confinement) -> Arc<dyn Search> {
+        let view = crate::FileSystem::confine(self.clone(), confinement);
+        Arc::new(MemorySearchBeneath { env: self, view })
+    }
+}
+
+/// [`MemoryEnv`]'s search confined beneath roots.
+struct MemorySearchBeneath {
+    env: Arc<MemoryEnv>,
+    view: Arc<dyn crate::FileSystem>,
+}
+
+impl MemorySearchBeneath {
+    /// The start's real path, beneath a root.
+    async fn start(&self, root: &Path) -> Result<PathBuf, SearchError> {
+        match self.view.canonicalize(root).await {
+            Ok(real) => Ok(real),
+            Err(error) if error.kind == crate::FsErrorKind::NotFound => {
+                Err(SearchError::NotFound(root.to_path_buf()))
+            }
+            Err(error) => Err(SearchError::Fs(error)),
+        }
+    }
+}
+
+#[async_trait]
+impl Search for MemorySearchBeneath {
+    async fn grep(
+        &self,
+        mut request: GrepRequest,
+        cancel: CancellationToken,
+    ) -> Result<GrepOutput, SearchError> {
+        request.root = self.start(&request.root).await?;
+        self.env.grep(request, cancel).await
+    }
+
+    async fn find(
+        &self,
+        mut request: FindRequest,
+        cancel: CancellationToken,
+    ) -> Result<FindOutput, SearchError> {
+        request.root = self.start(&request.root).await?;
+        self.env.find(request, cancel).await
+    }
 }
 
 #[cfg(test)]

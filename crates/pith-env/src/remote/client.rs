@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::conn::{Conn, Event, Ticket, open};
 use super::streams::{RemoteLog, RemoteReader};
-use super::wire::{self, Call, Reply, ToServer, wpath};
+use super::wire::{self, Call, Reply, ToServer, ViewWire, wpath};
 use super::{RemoteError, RemoteInfo, RemoteOptions};
 use crate::{
     DirEntry, Exec, ExecError, ExecOutcome, ExecRequest, FileReader, FileSystem, FindOutput,
@@ -30,9 +30,17 @@ const RECONNECT_FIRST_PAUSE: Duration = Duration::from_millis(100);
 /// Cheap to clone; clones share the connection. A lost connection fails the
 /// calls in flight (naming the remote and the cause) and the next call
 /// reconnects, trying a few times with growing pauses.
+///
+/// Its confined views ([`FileSystem::confine`], [`Search::confine`]) are
+/// enforced by the far side: each call of a view travels wrapped in the view
+/// (roots and write rules), and `pith serve` runs it through `LocalEnv`'s
+/// view there, resolving beneath root handles it holds (see docs/remote.md).
 #[derive(Clone)]
 pub struct RemoteEnv {
     inner: Arc<Inner>,
+    /// The confinements this handle is a view through, outermost first
+    /// (empty: the far side's unconfined ports).
+    views: Arc<[ViewWire]>,
 }
 
 struct Inner {
@@ -73,6 +81,7 @@ impl RemoteEnv {
                 current: Mutex::new(Some(conn)),
                 info,
             }),
+            views: Arc::from(Vec::new()),
         })
     }
 
@@ -130,6 +139,7 @@ impl RemoteEnv {
     /// the call was sent (so the far side never saw it) is replaced and the
     /// call started once more on the new one.
     async fn begin(&self, call: Call) -> Result<(Arc<Conn>, Ticket), String> {
+        let call = self.within_views(call);
         let conn = self.conn().await?;
         match conn.start(call.clone()).await {
             Ok(ticket) => Ok((conn, ticket)),
@@ -138,6 +148,31 @@ impl RemoteEnv {
                 let ticket = conn.start(call).await?;
                 Ok((conn, ticket))
             }
+        }
+    }
+
+    /// `call` wrapped in this handle's views (innermost closest to the call);
+    /// commands are never wrapped (the sandbox confines them).
+    fn within_views(&self, call: Call) -> Call {
+        if matches!(call, Call::Exec(_)) {
+            return call;
+        }
+        self.views
+            .iter()
+            .rev()
+            .fold(call, |call, view| Call::Confined {
+                view: view.clone(),
+                call: Box::new(call),
+            })
+    }
+
+    /// This handle seen through `confinement` as well.
+    fn view(&self, confinement: &crate::Confinement) -> RemoteEnv {
+        let mut views = self.views.to_vec();
+        views.push(ViewWire::from(confinement));
+        RemoteEnv {
+            inner: self.inner.clone(),
+            views: Arc::from(views),
         }
     }
 
@@ -340,15 +375,24 @@ impl FileSystem for RemoteEnv {
         }
     }
 
+    async fn remove_file(&self, path: &Path) -> Result<(), FsError> {
+        match self
+            .fs_call(Call::RemoveFile { path: wpath(path) }, path)
+            .await?
+        {
+            Reply::Unit => Ok(()),
+            _ => Err(unexpected(path)),
+        }
+    }
+
     fn home_dir(&self) -> Option<PathBuf> {
         self.inner.info.home.clone()
     }
 
-    /// A view that resolves each path through this port before acting
-    /// (`remote/checked.rs`): the confinement contract
-    /// holds, but not against a swapper racing on the far side (docs/remote.md).
+    /// A view enforced by the far side: its calls travel wrapped in the
+    /// confinement, and `pith serve` resolves them beneath root handles there.
     fn confine(self: Arc<Self>, confinement: crate::Confinement) -> Arc<dyn FileSystem> {
-        Arc::new(super::checked::CheckedView::new(self, confinement))
+        Arc::new(self.view(&confinement))
     }
 }
 
@@ -440,5 +484,10 @@ impl Search for RemoteEnv {
             Reply::Find(output) => Ok(output.into()),
             _ => Err(SearchError::Fs(unexpected(&request.root))),
         }
+    }
+
+    /// A view enforced by the far side (see [`FileSystem::confine`] here).
+    fn confine(self: Arc<Self>, confinement: crate::Confinement) -> Arc<dyn Search> {
+        Arc::new(self.view(&confinement))
     }
 }

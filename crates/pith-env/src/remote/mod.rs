@@ -15,7 +15,6 @@
 //! backpressure, and cancellation that kills the far process tree. The
 //! protocol is written down in docs/remote.md.
 
-mod checked;
 mod client;
 mod conn;
 mod server;
@@ -63,7 +62,8 @@ pub enum FarPith {
 /// answers with the resolved values ([`RemoteInfo`]), which the near side's
 /// tools then use. The far side runs every command in at least the sandbox
 /// these flags ask for (Landlock and seccomp there); path containment is
-/// checked by the tools against the far file system, through the port (see
+/// enforced there too, by directory handles, through the confined views the
+/// tools make of the [`RemoteEnv`] (each call carries its view; see
 /// docs/remote.md).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RemotePolicy {

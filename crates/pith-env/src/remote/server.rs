@@ -12,11 +12,11 @@ use tokio_util::sync::CancellationToken;
 
 use super::wire::{
     self, Call, ClientHello, ExecWire, PROTOCOL_VERSION, RemotePolicyWire, Reply, ServerHello,
-    ToClient, ToServer, WINDOW, path,
+    ToClient, ToServer, ViewWire, WINDOW, path,
 };
 use crate::{
     Exec, FileSystem, FsError, FsErrorKind, LocalEnv, OutputStream, SandboxFallback, SandboxMode,
-    SandboxPolicy, SandboxStatus, Search,
+    SandboxPolicy, SandboxStatus, Search, WriteRules,
 };
 
 /// A request that is running: how to cancel it and, for streams, its credits.
@@ -27,6 +27,8 @@ struct Active {
 
 /// A write whose bytes are still arriving.
 struct PendingWrite {
+    /// The views it runs in (see [`Call::Confined`]).
+    views: Vec<ViewWire>,
     path: PathBuf,
     len: u64,
     bytes: Vec<u8>,
@@ -40,7 +42,20 @@ struct Shared {
     /// The sandbox the near side asked for in the handshake: every command
     /// runs in at least this one.
     floor: SandboxPolicy,
+    /// The confined views calls asked for, built once (their roots opened
+    /// once) and kept for the connection.
+    views: Mutex<HashMap<Vec<ViewWire>, Ports>>,
 }
+
+/// A file-system and a search port, confined or not.
+#[derive(Clone)]
+struct Ports {
+    fs: Arc<dyn FileSystem>,
+    search: Arc<dyn Search>,
+}
+
+/// How many distinct views a connection keeps (a session uses two or three).
+const MAX_VIEWS: usize = 64;
 
 impl Shared {
     fn send(&self, message: ToClient) {
@@ -54,6 +69,35 @@ impl Shared {
             .unwrap_or_else(PoisonError::into_inner)
             .remove(&id);
         self.send(ToClient::Reply { id, reply });
+    }
+
+    /// The ports `views` name: `LocalEnv`'s own, or its views confined
+    /// beneath the views' roots by directory handles (opened here, once).
+    fn ports(&self, views: &[ViewWire]) -> Result<Ports, String> {
+        let unconfined = || Ports {
+            fs: self.env.clone(),
+            search: self.env.clone(),
+        };
+        if views.is_empty() {
+            return Ok(unconfined());
+        }
+        let mut cache = self.views.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(ports) = cache.get(views) {
+            return Ok(ports.clone());
+        }
+        let mut ports = unconfined();
+        for view in views {
+            let confinement = view.confinement()?;
+            ports = Ports {
+                fs: ports.fs.confine(confinement.clone()),
+                search: ports.search.confine(confinement),
+            };
+        }
+        if cache.len() >= MAX_VIEWS {
+            cache.clear();
+        }
+        cache.insert(views.to_vec(), ports.clone());
+        Ok(ports)
     }
 
     fn register(&self, id: u64, stream: bool) -> (CancellationToken, Option<Arc<Semaphore>>) {
@@ -121,6 +165,7 @@ where
         out,
         active: Mutex::new(HashMap::new()),
         floor,
+        views: Mutex::new(HashMap::new()),
     });
     let mut tasks = JoinSet::new();
     let mut writes: HashMap<u64, PendingWrite> = HashMap::new();
@@ -135,9 +180,10 @@ where
         };
         match message {
             ToServer::Hello(_) => {}
-            ToServer::Call { id, call } => match call {
-                Call::WriteAtomic { path: target, len } => {
+            ToServer::Call { id, call } => match unwrap_views(call) {
+                (views, Call::WriteAtomic { path: target, len }) => {
                     let write = PendingWrite {
+                        views,
                         path: path(target),
                         len,
                         bytes: Vec::with_capacity(usize::try_from(len.min(1 << 30)).unwrap_or(0)),
@@ -148,8 +194,8 @@ where
                         writes.insert(id, write);
                     }
                 }
-                call => {
-                    tasks.spawn(run_call(shared.clone(), id, call));
+                (views, call) => {
+                    tasks.spawn(run_call(shared.clone(), id, views, call));
                 }
             },
             ToServer::Data { id, bytes } => {
@@ -329,8 +375,21 @@ fn resolve_policy(
     } else {
         roots.clone()
     };
-    // `.git/` stays read-only for commands, as pith makes it locally.
-    let read_only = writable.iter().map(|root| root.join(".git")).collect();
+    // `.git/` and the --protect globs stay read-only for commands, as pith
+    // makes them locally (the sandbox expands the globs when each command
+    // starts); the patterns are judged here, against this file system.
+    let mut read_only: Vec<PathBuf> = writable.iter().map(|root| root.join(".git")).collect();
+    let rules = WriteRules::new(&roots, &policy.protected)?;
+    for glob in rules.globs() {
+        for root in &roots {
+            let root = globset::escape(&root.to_string_lossy());
+            read_only.push(PathBuf::from(format!(
+                "{}/{}",
+                root.trim_end_matches('/'),
+                glob.glob
+            )));
+        }
+    }
     let floor = SandboxPolicy {
         mode,
         writable,
@@ -377,16 +436,47 @@ fn apply_floor(policy: &mut SandboxPolicy, floor: &SandboxPolicy) {
 async fn finish_write(shared: Arc<Shared>, id: u64, write: PendingWrite) {
     // Every byte arrived: the write runs to its end even if the connection
     // drops now (LocalEnv's write is atomic: old bytes or new, no temp file).
-    let reply = match shared.env.write_atomic(&write.path, &write.bytes).await {
+    let fs = match shared.ports(&write.views) {
+        Ok(ports) => ports.fs,
+        Err(message) => return shared.reply(id, bad_view(&write.path, message)),
+    };
+    let reply = match fs.write_atomic(&write.path, &write.bytes).await {
         Ok(()) => Reply::Unit,
         Err(error) => Reply::FsError(error.into()),
     };
     shared.reply(id, reply);
 }
 
-/// Runs one call and sends its reply. One arm per port method.
-async fn run_call(shared: Arc<Shared>, id: u64, call: Call) {
-    let env = &shared.env;
+/// The views a call is wrapped in (outermost first) and the call itself.
+fn unwrap_views(mut call: Call) -> (Vec<ViewWire>, Call) {
+    let mut views = Vec::new();
+    while let Call::Confined { view, call: inner } = call {
+        views.push(view);
+        call = *inner;
+    }
+    (views, call)
+}
+
+/// The reply to a call whose view cannot be built (a glob that does not compile).
+fn bad_view(target: &Path, message: String) -> Reply {
+    Reply::FsError(
+        FsError::new(FsErrorKind::InvalidInput, target)
+            .with_detail(message)
+            .into(),
+    )
+}
+
+/// Runs one call in `views` and sends its reply. One arm per port method.
+async fn run_call(shared: Arc<Shared>, id: u64, views: Vec<ViewWire>, call: Call) {
+    let ports = match shared.ports(&views) {
+        Ok(ports) => ports,
+        Err(message) => return shared.reply(id, bad_view(Path::new(""), message)),
+    };
+    if !views.is_empty() && matches!(call, Call::Exec(_)) {
+        let error = crate::ExecError::Io("a command cannot run in a file-system view".to_owned());
+        return shared.reply(id, Reply::ExecError(error.into()));
+    }
+    let (env, search) = (&ports.fs, &ports.search);
     let fs = |result: Result<Reply, FsError>| result.unwrap_or_else(|e| Reply::FsError(e.into()));
     let reply = match call {
         Call::Read { path: p } => fs(env.read(&path(p)).await.map(Reply::Bytes)),
@@ -421,18 +511,19 @@ async fn run_call(shared: Arc<Shared>, id: u64, call: Call) {
             fs(env.create_dir_all(&path(p)).await.map(|()| Reply::Unit))
         }
         Call::RemoveDir { path: p } => fs(env.remove_dir(&path(p)).await.map(|()| Reply::Unit)),
-        Call::Open { path: p } => open_stream(&shared, id, &path(p)).await,
+        Call::RemoveFile { path: p } => fs(env.remove_file(&path(p)).await.map(|()| Reply::Unit)),
+        Call::Open { path: p } => open_stream(&shared, env.as_ref(), id, &path(p)).await,
         Call::Exec(request) => exec(&shared, id, request).await,
         Call::Grep(request) => {
             let (cancel, _) = shared.register(id, false);
-            match env.grep(request.into(), cancel).await {
+            match search.grep(request.into(), cancel).await {
                 Ok(output) => Reply::Grep(output.into()),
                 Err(error) => Reply::SearchError(error.into()),
             }
         }
         Call::Find(request) => {
             let (cancel, _) = shared.register(id, false);
-            match env.find(request.into(), cancel).await {
+            match search.find(request.into(), cancel).await {
                 Ok(output) => Reply::Find(output.into()),
                 Err(error) => Reply::SearchError(error.into()),
             }
@@ -449,17 +540,19 @@ async fn run_call(shared: Arc<Shared>, id: u64, call: Call) {
                 .with_detail("write without its data")
                 .into(),
         ),
+        // Unwrapped above; a view nested in the call it wraps is malformed.
+        Call::Confined { .. } => bad_view(Path::new(""), "malformed confined call".to_owned()),
     };
     shared.reply(id, reply);
 }
 
 /// Streams a file as chunks, at most [`WINDOW`] ahead of the near side.
-async fn open_stream(shared: &Shared, id: u64, file: &Path) -> Reply {
+async fn open_stream(shared: &Shared, fs: &dyn FileSystem, id: u64, file: &Path) -> Reply {
     let (cancel, credits) = shared.register(id, true);
     let Some(credits) = credits else {
         return Reply::Unit;
     };
-    let mut reader = match shared.env.open(file).await {
+    let mut reader = match fs.open(file).await {
         Ok(reader) => reader,
         Err(error) => return Reply::FsError(error.into()),
     };
@@ -562,6 +655,7 @@ mod tests {
             cwd: Some(b"~/project".to_vec()),
             cwd_is_root: true,
             sandbox_mode: "workspace-write".to_owned(),
+            protected: vec![".env".to_owned()],
             ..RemotePolicyWire::default()
         };
         let (cwd, roots, floor) = resolve_policy(&policy, Some(&home_path), true).unwrap();
@@ -569,6 +663,16 @@ mod tests {
         assert_eq!(roots, vec![cwd.clone()]);
         assert_eq!(floor.mode, SandboxMode::WorkspaceWrite);
         assert_eq!(floor.writable, vec![cwd.clone()]);
+        // .git/ and the --protect glob stay read-only for commands.
+        assert_eq!(floor.read_only.len(), 2, "{:?}", floor.read_only);
+        assert_eq!(floor.read_only[0], cwd.join(".git"));
+        assert!(
+            floor.read_only[1]
+                .to_string_lossy()
+                .ends_with("/{**/.env,**/.env/**}"),
+            "{:?}",
+            floor.read_only
+        );
 
         let auto = RemotePolicyWire {
             auto_sandbox: true,

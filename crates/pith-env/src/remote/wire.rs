@@ -22,7 +22,7 @@ use crate::{
 };
 
 /// The protocol version; both sides must speak the same one.
-pub const PROTOCOL_VERSION: u32 = 1;
+pub const PROTOCOL_VERSION: u32 = 2;
 
 /// The largest frame either side accepts (a whole-file read or a search
 /// result travels in one frame; writes and streams are chunked).
@@ -205,6 +205,64 @@ pub(crate) enum Call {
         path: WPath,
         splices: Vec<SpliceWire>,
     },
+    /// [`FileSystem::remove_file`](crate::FileSystem::remove_file); ends with [`Reply::Unit`].
+    RemoveFile {
+        path: WPath,
+    },
+    /// `call` (a file-system or search call, or another `Confined`) run in
+    /// a view confined beneath `view` on the far side: the far side opens the
+    /// roots and resolves every path beneath them by directory handle, and
+    /// judges writes by the view's rules there (protocol 2).
+    Confined {
+        view: ViewWire,
+        call: Box<Call>,
+    },
+}
+
+/// A [`Confinement`](crate::Confinement) on the wire: the roots (far
+/// paths) and the write rules as compiled globs, so the far side builds the
+/// same rules without judging the patterns again.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub(crate) struct ViewWire {
+    roots: Vec<WPath>,
+    /// `None`: no write rules (a read view); else the protect globs as
+    /// (pattern as given, glob); `.git/` is always part of write rules.
+    rules: Option<Vec<(String, String)>>,
+}
+
+impl From<&crate::Confinement> for ViewWire {
+    fn from(confinement: &crate::Confinement) -> ViewWire {
+        ViewWire {
+            roots: confinement.roots.iter().map(|root| wpath(root)).collect(),
+            rules: confinement.write_rules.as_ref().map(|rules| {
+                rules
+                    .globs()
+                    .iter()
+                    .map(|glob| (glob.pattern.clone(), glob.glob.clone()))
+                    .collect()
+            }),
+        }
+    }
+}
+
+impl ViewWire {
+    /// The confinement; a glob that does not compile is refused.
+    pub(crate) fn confinement(&self) -> Result<crate::Confinement, String> {
+        let roots = self.roots.iter().cloned().map(path).collect();
+        let write_rules = match &self.rules {
+            None => None,
+            Some(globs) => Some(crate::WriteRules::from_globs(
+                globs
+                    .iter()
+                    .map(|(pattern, glob)| crate::ProtectGlob {
+                        pattern: pattern.clone(),
+                        glob: glob.clone(),
+                    })
+                    .collect(),
+            )?),
+        };
+        Ok(crate::Confinement { roots, write_rules })
+    }
 }
 
 /// One [`Splice`](crate::Splice) on the wire.
@@ -340,7 +398,7 @@ pub(crate) struct FsErrorWire {
     detail: Option<String>,
 }
 
-const FS_KINDS: [FsErrorKind; 12] = [
+const FS_KINDS: [FsErrorKind; 15] = [
     FsErrorKind::NotFound,
     FsErrorKind::PermissionDenied,
     FsErrorKind::NotADirectory,
@@ -352,6 +410,9 @@ const FS_KINDS: [FsErrorKind; 12] = [
     FsErrorKind::ReadOnly,
     FsErrorKind::Unsupported,
     FsErrorKind::Cancelled,
+    FsErrorKind::OutsideRoots,
+    FsErrorKind::Protected,
+    FsErrorKind::SpecialFile,
     FsErrorKind::Other,
 ];
 

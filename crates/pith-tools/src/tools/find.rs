@@ -72,7 +72,7 @@ impl Tool for FindTool {
             root,
             limit,
         };
-        let output = match context.env.search.find(request, cancel).await {
+        let output = match context.read_search().find(request, cancel).await {
             Ok(output) => output,
             Err(SearchError::Fs(error)) if error.kind == FsErrorKind::NotADirectory => {
                 return Err(ToolError::new(messages::not_a_directory(

@@ -98,7 +98,7 @@ impl Tool for GrepTool {
             (Some(path), _) if path != "." => Base::Dir(path.clone()),
             _ => Base::Cwd,
         };
-        let output = match context.env.search.grep(request, cancel).await {
+        let output = match context.read_search().grep(request, cancel).await {
             Ok(output) => output,
             Err(error) => return Err(search_error(error, context).await),
         };

@@ -289,3 +289,72 @@ fn a_missing_far_directory_is_refused_by_the_far_side() {
         "{stderr}"
     );
 }
+
+/// Deleting files crosses the wire (`RemoveFile`), in the far side's
+/// confined view: apply_patch deletes a far file, and one the write rules
+/// protect (`--protect`, `.git/`) stays.
+#[test]
+fn apply_patch_deletes_far_files_and_the_write_rules_hold_over_remote_env() {
+    let far = tempfile::tempdir().unwrap();
+    let root = far.path().canonicalize().unwrap();
+    std::fs::write(root.join("gone.txt"), "bye\n").unwrap();
+    std::fs::write(root.join("keep.txt"), "keep\n").unwrap();
+    std::fs::create_dir_all(root.join(".git")).unwrap();
+    std::fs::write(root.join(".git/config"), "[core]\n").unwrap();
+    let delete = |name: &str| {
+        format!(
+            r#"{{"tool":"apply_patch","args":{{"patch":"*** Begin Patch\n*** Delete File: {name}\n*** End Patch"}}}}"#
+        )
+    };
+    let input = format!(
+        "{}\n{}\n{}\n",
+        delete("gone.txt"),
+        delete("keep.txt"),
+        delete(".git/config")
+    );
+    let exe = format!("--remote-pith={}", pith_exe().display());
+    let root_arg = root.to_str().unwrap();
+    let output = pith(
+        &[
+            "batch",
+            "--tools",
+            "read,write,apply_patch",
+            "--remote",
+            "env",
+            &exe,
+            "--cwd",
+            root_arg,
+            "--root",
+            root_arg,
+            "--protect",
+            "keep.txt",
+        ],
+        input.as_bytes(),
+    );
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let lines: Vec<Value> = String::from_utf8(output.stdout)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 3);
+    assert_eq!(lines[0]["isError"], false, "{}", lines[0]);
+    assert!(!root.join("gone.txt").exists());
+    assert_eq!(lines[1]["isError"], true, "{}", lines[1]);
+    assert!(
+        lines[1].to_string().contains("--protect keep.txt"),
+        "{}",
+        lines[1]
+    );
+    assert_eq!(lines[2]["isError"], true, "{}", lines[2]);
+    assert!(lines[2].to_string().contains(".git/"), "{}", lines[2]);
+    assert_eq!(std::fs::read(root.join("keep.txt")).unwrap(), b"keep\n");
+    assert_eq!(
+        std::fs::read(root.join(".git/config")).unwrap(),
+        b"[core]\n"
+    );
+}

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use pith_env::conformance::{Fixture, run_all};
+use pith_env::conformance::{Confined, Fixture, run_all};
 use pith_env::{
     CancellationToken, Exec, ExecError, ExecRequest, ExitStatus, FileSystem, FindRequest,
     GrepRequest, LocalEnv, OutputStream, Search, SearchError, Termination,
@@ -39,7 +39,8 @@ impl Fixture for Remote {
     }
 }
 
-/// Runs the file-system conformance suite over `prefix`.
+/// Runs the file-system conformance suite over `prefix`, then again through
+/// a view confined to the fixture's root (enforced by the far side).
 pub(crate) async fn conformance_over(prefix: &str) {
     let fixture = Remote {
         fs: Arc::new(connect(prefix).await),
@@ -47,7 +48,14 @@ pub(crate) async fn conformance_over(prefix: &str) {
     };
     let report = run_all(&fixture).await;
     assert!(report.is_success(), "{report}");
-    assert_eq!(report.passed.len(), 23, "{report}");
+    assert_eq!(report.passed.len(), 24, "{report}");
+    let fixture = Remote {
+        fs: fixture.fs.clone(),
+        dir: tempfile::tempdir().unwrap(),
+    };
+    let report = run_all(&Confined(&fixture)).await;
+    assert!(report.is_success(), "confined: {report}");
+    assert_eq!(report.passed.len(), 24, "confined: {report}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

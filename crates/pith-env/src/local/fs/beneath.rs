@@ -45,7 +45,7 @@ use super::{LocalReader, blocking, blocking_with};
 use crate::fs::check_splices;
 use crate::{
     Confinement, DirEntry, FileKind, FileReader, FileSystem, FsError, FsErrorKind, Metadata,
-    Splice, WriteGuard,
+    Splice, WriteRules,
 };
 
 const READ_FLAGS: OFlags = OFlags::RDONLY
@@ -55,7 +55,7 @@ const READ_FLAGS: OFlags = OFlags::RDONLY
 
 struct Inner {
     roots: Vec<Root>,
-    guard: Option<WriteGuard>,
+    guard: Option<WriteRules>,
     home: Option<PathBuf>,
     /// Whether `openat2` is still worth trying (cleared on `ENOSYS`; off in
     /// the view tests use to exercise the walk alone).
@@ -94,10 +94,42 @@ impl LocalBeneath {
         LocalBeneath {
             inner: Arc::new(Inner {
                 roots,
-                guard: confinement.write_guard,
+                guard: confinement.write_rules,
                 home,
                 openat2: AtomicBool::new(cfg!(target_os = "linux") && !walk_only),
             }),
+        }
+    }
+
+    /// This view beneath `confinement`'s roots, those that are beneath this
+    /// view's roots (a view of a view).
+    pub(crate) fn narrow(&self, confinement: Confinement) -> LocalBeneath {
+        let inner_roots: Vec<PathBuf> = confinement
+            .roots
+            .iter()
+            .filter(|root| self.inner.locate(root).is_ok())
+            .cloned()
+            .collect();
+        let walk_only = !self.inner.openat2.load(Ordering::Relaxed);
+        LocalBeneath::new(
+            Confinement {
+                roots: inner_roots,
+                write_rules: confinement.write_rules,
+            },
+            self.inner.home.clone(),
+            walk_only,
+        )
+    }
+
+    /// Opens the start of a search (a directory or a file) with `flags`,
+    /// following symlinks beneath the roots: the handle the search reads from.
+    /// Blocking; call it on the blocking pool.
+    pub(crate) fn open_search_start(&self, path: &Path, flags: OFlags) -> Result<OwnedFd, FsError> {
+        match self.inner.open_beneath(path, flags) {
+            Err(error) if error.kind == FsErrorKind::Other || error.detail.is_some() => {
+                Err(self.inner.explain_open_error(path, error))
+            }
+            opened => opened,
         }
     }
 
@@ -274,7 +306,8 @@ impl Inner {
 
     fn check_guard(&self, found: &Found<'_>, path: &Path) -> Result<(), FsError> {
         match &self.guard {
-            Some(guard) => guard(&found.root.configured, &found.relative())
+            Some(guard) => guard
+                .check(&found.root.configured, &found.relative())
                 .map_err(|reason| FsError::new(FsErrorKind::Protected, path).with_detail(reason)),
             None => Ok(()),
         }
@@ -476,20 +509,6 @@ impl FileSystem for LocalBeneath {
     fn confine(self: Arc<Self>, confinement: Confinement) -> Arc<dyn FileSystem> {
         // A view of a view: beneath the new roots, which must themselves be
         // beneath this view's roots to be reachable at all.
-        let inner_roots: Vec<PathBuf> = confinement
-            .roots
-            .iter()
-            .filter(|root| self.inner.locate(root).is_ok())
-            .cloned()
-            .collect();
-        let walk_only = !self.inner.openat2.load(Ordering::Relaxed);
-        Arc::new(LocalBeneath::new(
-            Confinement {
-                roots: inner_roots,
-                write_guard: confinement.write_guard,
-            },
-            self.inner.home.clone(),
-            walk_only,
-        ))
+        Arc::new(self.narrow(confinement))
     }
 }

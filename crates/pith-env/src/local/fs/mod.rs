@@ -10,6 +10,8 @@ mod atomic;
 #[cfg(unix)]
 mod beneath;
 #[cfg(unix)]
+pub(crate) use beneath::LocalBeneath;
+#[cfg(unix)]
 mod kind;
 #[cfg(unix)]
 mod resolve;

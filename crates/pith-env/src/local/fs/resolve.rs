@@ -12,7 +12,7 @@ use rustix::fs::{self as rfs, AtFlags, Mode, OFlags};
 use rustix::io::Errno;
 
 use super::kind::{kind_of_mode, mode_of};
-use crate::{FileKind, FsError, FsErrorKind, WriteGuard};
+use crate::{FileKind, FsError, FsErrorKind, WriteRules};
 
 /// Symlinks followed at most in one resolution (Linux's own limit).
 const MAX_HOPS: usize = 40;
@@ -122,7 +122,7 @@ pub(super) fn walk<'r>(
     root: &'r Root,
     relative: &Path,
     mode: Walk,
-    guard: Option<&WriteGuard>,
+    guard: Option<&WriteRules>,
 ) -> Result<Found<'r>, WalkError> {
     let mut state = State {
         root,
@@ -157,7 +157,9 @@ pub(super) fn walk<'r>(
                 if let Some(guard) = guard {
                     let mut wanted: PathBuf = state.parts.iter().collect();
                     wanted.push(&name);
-                    guard(&root.configured, &wanted).map_err(WalkError::Protected)?;
+                    guard
+                        .check(&root.configured, &wanted)
+                        .map_err(WalkError::Protected)?;
                 }
                 match rfs::mkdirat(current, name.as_os_str(), Mode::from_raw_mode(0o777)) {
                     Ok(()) | Err(Errno::EXIST) => {}

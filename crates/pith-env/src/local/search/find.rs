@@ -7,21 +7,25 @@
 
 use super::glob::PathGlob;
 use super::walk::{OrderedWalk, Select};
-use super::{RootKind, Stop, root_kind, thread_count};
+use super::{Start, Stop, thread_count};
 use crate::{FindEntry, FindOutput, FindRequest, FsError, FsErrorKind, SearchError};
 
-pub(super) fn find(request: &FindRequest, cancel: &Stop) -> Result<FindOutput, SearchError> {
+pub(super) fn find(
+    request: &FindRequest,
+    start: Start,
+    cancel: &Stop,
+) -> Result<FindOutput, SearchError> {
     let glob = PathGlob::new(&request.pattern)?;
-    if root_kind(&request.root)? != RootKind::Directory {
+    let Start::Dir(start) = start else {
         return Err(SearchError::Fs(FsError::new(
             FsErrorKind::NotADirectory,
             &request.root,
         )));
-    }
+    };
     let limit = request.limit.max(1);
     let select = |relative: &[u8], is_dir: bool, _: bool| glob.is_match(relative, is_dir);
     let select: &Select<'_> = &select;
-    let walk = OrderedWalk::new(&request.root, select, cancel);
+    let walk = OrderedWalk::new(&request.root, start, select, cancel);
     let mut output = FindOutput::default();
     std::thread::scope(|scope| {
         for _ in 1..thread_count() {

@@ -59,7 +59,7 @@ use grep::searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkConte
 
 use super::glob::PathGlob;
 use super::walk::{Entry, OrderedWalk, Select};
-use super::{RootKind, Stop, relative_display, root_kind};
+use super::{Start, Stop, relative_display};
 use crate::matcher::build_matcher;
 use crate::{GrepLine, GrepOutput, GrepRequest, SearchError};
 
@@ -73,15 +73,16 @@ const WORKER_HEAP_LIMIT: usize = 1024 * 1024;
 /// Searches with `threads` workers (the count the call's memory was reserved for).
 pub(super) fn grep(
     request: &GrepRequest,
+    start: Start,
     threads: usize,
     cancel: &Stop,
 ) -> Result<GrepOutput, SearchError> {
     let matcher = build_matcher(request)?;
     let glob = request.glob.as_deref().map(PathGlob::new).transpose()?;
     let limit = request.limit.max(1);
-    let output = match root_kind(&request.root)? {
-        RootKind::File => search_single_file(request, &matcher, limit, cancel)?,
-        RootKind::Directory => {
+    let output = match start {
+        Start::File(file) => search_single_file(request, &file, &matcher, limit, cancel)?,
+        Start::Dir(start) => {
             let select = |relative: &[u8], _: bool, is_file: bool| {
                 is_file
                     && glob
@@ -94,7 +95,7 @@ pub(super) fn grep(
                 matcher: &matcher,
                 cancel,
                 limit,
-                walk: OrderedWalk::new(&request.root, select, cancel),
+                walk: OrderedWalk::new(&request.root, start, select, cancel),
                 state: Mutex::new(State {
                     pending: BTreeMap::new(),
                     consumed: 0,
@@ -138,14 +139,14 @@ fn build_searcher(context: usize, limit: usize, heap_limit: usize) -> Searcher {
 /// rules say, as ripgrep does with an explicit path.
 fn search_single_file(
     request: &GrepRequest,
+    file: &std::fs::File,
     matcher: &RegexMatcher,
     limit: usize,
     cancel: &Stop,
 ) -> Result<GrepOutput, SearchError> {
-    let file = super::open_regular(&request.root).map_err(SearchError::Fs)?;
     let mut searcher = build_searcher(request.context, limit, GrepRequest::MAX_LINE_BYTES);
     let stop = || cancel.is_set();
-    let outcome = search_file(&mut searcher, matcher, &file, &stop);
+    let outcome = search_file(&mut searcher, matcher, file, &stop);
     let name = request
         .root
         .file_name()

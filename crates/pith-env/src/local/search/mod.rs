@@ -24,6 +24,7 @@ mod walk;
 
 use std::io;
 use std::num::NonZero;
+use std::os::fd::OwnedFd;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -31,9 +32,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
 
+use crate::local::fs::LocalBeneath;
 use crate::{
-    FindOutput, FindRequest, FsError, FsErrorKind, GrepOutput, GrepRequest, LocalEnv, Search,
-    SearchError,
+    Confinement, FindOutput, FindRequest, FsError, FsErrorKind, GrepOutput, GrepRequest, LocalEnv,
+    Search, SearchError,
 };
 
 #[async_trait]
@@ -43,15 +45,7 @@ impl Search for LocalEnv {
         request: GrepRequest,
         cancel: CancellationToken,
     ) -> Result<GrepOutput, SearchError> {
-        let threads = thread_count();
-        let _reserved = tokio::select! {
-            reserved = budget::reserve(budget::grep_cost(threads)) => reserved,
-            () = cancel.cancelled() => return Err(SearchError::Cancelled),
-        };
-        run_blocking(&request.root.clone(), cancel, move |stop| {
-            grep::grep(&request, threads, &stop)
-        })
-        .await
+        grep_from(request, cancel, None).await
     }
 
     async fn find(
@@ -59,10 +53,154 @@ impl Search for LocalEnv {
         request: FindRequest,
         cancel: CancellationToken,
     ) -> Result<FindOutput, SearchError> {
-        run_blocking(&request.root.clone(), cancel, move |stop| {
-            find::find(&request, &stop)
+        find_from(request, cancel, None).await
+    }
+
+    /// Searches that open their start beneath the roots by handle (see
+    /// [`LocalBeneath`]), then walk down from that very handle.
+    fn confine(self: Arc<Self>, confinement: Confinement) -> Arc<dyn Search> {
+        Arc::new(SearchBeneath {
+            beneath: LocalBeneath::new(confinement, None, false),
         })
-        .await
+    }
+}
+
+/// [`LocalEnv`]'s search confined beneath roots.
+struct SearchBeneath {
+    beneath: LocalBeneath,
+}
+
+#[async_trait]
+impl Search for SearchBeneath {
+    async fn grep(
+        &self,
+        request: GrepRequest,
+        cancel: CancellationToken,
+    ) -> Result<GrepOutput, SearchError> {
+        grep_from(request, cancel, Some(self.beneath.clone())).await
+    }
+
+    async fn find(
+        &self,
+        request: FindRequest,
+        cancel: CancellationToken,
+    ) -> Result<FindOutput, SearchError> {
+        find_from(request, cancel, Some(self.beneath.clone())).await
+    }
+
+    fn confine(self: Arc<Self>, confinement: Confinement) -> Arc<dyn Search> {
+        // A view of a view: beneath the new roots that are beneath these.
+        Arc::new(SearchBeneath {
+            beneath: self.beneath.narrow(confinement),
+        })
+    }
+}
+
+/// grep from the start `request.root` names, opened by path or beneath the
+/// roots of `beneath`.
+async fn grep_from(
+    request: GrepRequest,
+    cancel: CancellationToken,
+    beneath: Option<LocalBeneath>,
+) -> Result<GrepOutput, SearchError> {
+    let threads = thread_count();
+    let _reserved = tokio::select! {
+        reserved = budget::reserve(budget::grep_cost(threads)) => reserved,
+        () = cancel.cancelled() => return Err(SearchError::Cancelled),
+    };
+    run_blocking(&request.root.clone(), cancel, move |stop| {
+        let start = open_start(&request.root, beneath.as_ref())?;
+        grep::grep(&request, start, threads, &stop)
+    })
+    .await
+}
+
+/// find from the start `request.root` names (see [`grep_from`]).
+async fn find_from(
+    request: FindRequest,
+    cancel: CancellationToken,
+    beneath: Option<LocalBeneath>,
+) -> Result<FindOutput, SearchError> {
+    run_blocking(&request.root.clone(), cancel, move |stop| {
+        let start = open_start(&request.root, beneath.as_ref())?;
+        find::find(&request, start, &stop)
+    })
+    .await
+}
+
+/// Where a search starts: the handle its start path was opened as, once.
+/// Everything the search reads is reached from this handle, so the start path
+/// itself swapped for a symlink after it was opened changes nothing.
+enum Start {
+    /// A directory: the walk lists it and descends from it by handle.
+    Dir(OwnedFd),
+    /// A regular file, searched whole.
+    File(std::fs::File),
+}
+
+/// Opens the start `root` once, never blocking: by its path, or beneath the
+/// roots of `beneath` (refused with `OutsideRoots` when it resolves outside
+/// them); a special file is refused naming its kind.
+fn open_start(root: &Path, beneath: Option<&LocalBeneath>) -> Result<Start, SearchError> {
+    use rustix::fs::{self as rfs, FileType, Mode, OFlags};
+    let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
+    let opened = match beneath {
+        Some(beneath) => beneath.open_search_start(root, flags),
+        None => rfs::open(root, flags, Mode::empty())
+            .map_err(|errno| FsError::from_io(io::Error::from(errno), root)),
+    };
+    let fd = match opened {
+        Ok(fd) => fd,
+        Err(error) if error.kind == FsErrorKind::NotFound => {
+            return Err(SearchError::NotFound(root.to_path_buf()));
+        }
+        Err(error) => {
+            // open(2) of a socket fails (ENXIO): say what it is.
+            if beneath.is_none()
+                && let Ok(metadata) = std::fs::metadata(root)
+                && let Some(kind) = special_kind(&metadata)
+            {
+                return Err(SearchError::Fs(
+                    FsError::new(FsErrorKind::SpecialFile, root).with_detail(kind),
+                ));
+            }
+            return Err(SearchError::Fs(error));
+        }
+    };
+    let stat = rfs::fstat(&fd)
+        .map_err(|errno| SearchError::Fs(FsError::from_io(io::Error::from(errno), root)))?;
+    match FileType::from_raw_mode(stat.st_mode as _) {
+        FileType::Directory => Ok(Start::Dir(fd)),
+        FileType::RegularFile => Ok(Start::File(std::fs::File::from(fd))),
+        other => {
+            let kind = match other {
+                FileType::Fifo => "FIFO (named pipe)",
+                FileType::Socket => "socket",
+                FileType::CharacterDevice => "character device",
+                FileType::BlockDevice => "block device",
+                _ => "special file",
+            };
+            Err(SearchError::Fs(
+                FsError::new(FsErrorKind::SpecialFile, root).with_detail(kind),
+            ))
+        }
+    }
+}
+
+/// The kind of a special file, for its error.
+fn special_kind(metadata: &std::fs::Metadata) -> Option<&'static str> {
+    use std::os::unix::fs::FileTypeExt;
+    let kind = metadata.file_type();
+    if kind.is_fifo() {
+        Some("FIFO (named pipe)")
+    } else if kind.is_socket() {
+        Some("socket")
+    } else if kind.is_char_device() {
+        Some("character device")
+    } else if kind.is_block_device() {
+        Some("block device")
+    } else {
+        None
     }
 }
 
@@ -110,76 +248,6 @@ where
             ))
         }),
         () = cancel.cancelled() => Err(SearchError::Cancelled),
-    }
-}
-
-/// What the search root is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum RootKind {
-    Directory,
-    File,
-}
-
-/// Stats the root: `NotFound` when it does not exist.
-fn root_kind(root: &Path) -> Result<RootKind, SearchError> {
-    match std::fs::metadata(root) {
-        Ok(metadata) if metadata.is_dir() => Ok(RootKind::Directory),
-        Ok(_) => Ok(RootKind::File),
-        Err(error) if error.kind() == io::ErrorKind::NotFound => {
-            Err(SearchError::NotFound(root.to_path_buf()))
-        }
-        Err(error) => Err(SearchError::Fs(FsError::from_io(error, root))),
-    }
-}
-
-/// Opens a file to search without ever blocking: `O_NONBLOCK` makes opening a
-/// FIFO return at once, and anything but a regular file (checked on the
-/// opened handle) is refused with [`FsErrorKind::SpecialFile`](crate::FsErrorKind).
-pub(super) fn open_regular(path: &Path) -> Result<std::fs::File, FsError> {
-    let mut options = std::fs::OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
-    }
-    let special = |metadata: &std::fs::Metadata| {
-        let kind = metadata.file_type();
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::FileTypeExt;
-            if kind.is_fifo() {
-                return Some("FIFO (named pipe)");
-            }
-            if kind.is_socket() {
-                return Some("socket");
-            }
-            if kind.is_char_device() {
-                return Some("character device");
-            }
-            if kind.is_block_device() {
-                return Some("block device");
-            }
-        }
-        (!kind.is_file() && !kind.is_dir()).then_some("special file")
-    };
-    let refuse = |kind: &str| FsError::new(crate::FsErrorKind::SpecialFile, path).with_detail(kind);
-    let file = match options.open(path) {
-        Ok(file) => file,
-        Err(error) => {
-            // open(2) of a socket fails (ENXIO): say what it is.
-            if let Some(kind) = std::fs::metadata(path).ok().as_ref().and_then(special) {
-                return Err(refuse(kind));
-            }
-            return Err(FsError::from_io(error, path));
-        }
-    };
-    let metadata = file
-        .metadata()
-        .map_err(|error| FsError::from_io(error, path))?;
-    match special(&metadata) {
-        Some(kind) => Err(refuse(kind)),
-        None => Ok(file),
     }
 }
 

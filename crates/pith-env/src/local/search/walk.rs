@@ -16,7 +16,8 @@
 //! links are listed but never followed.
 //!
 //! The walk is confined to its start directory by handles: the start directory
-//! is opened once by its path, and every directory below it is opened relative
+//! is the handle the search opened (by path, or beneath the roots by handle),
+//! and every directory below it is opened relative
 //! to its parent's handle with `O_NOFOLLOW | O_DIRECTORY` (the ignore files it
 //! holds are read through that handle too), and every entry carries its
 //! directory's handle so that grep opens files relative to it, with
@@ -69,9 +70,10 @@ struct Listed {
 struct Task {
     path: PathBuf,
     rules: Option<Arc<Node>>,
-    /// The handle of the parent directory; `None` for the start directory,
-    /// which is opened by its path.
+    /// The handle of the parent directory; `None` for the start directory.
     parent: Option<Arc<OwnedFd>>,
+    /// The start directory's handle, opened by the search (taken when listed).
+    start: Option<OwnedFd>,
 }
 
 /// How a directory is opened for listing.
@@ -81,11 +83,14 @@ const LIST_FLAGS: OFlags = OFlags::RDONLY
     .union(OFlags::CLOEXEC);
 
 impl Task {
-    /// The directory's handle: the start directory by its path, any other
+    /// The directory's handle: the start directory's own, any other
     /// relative to its parent's handle without following a symlink.
-    fn open(&self) -> Option<OwnedFd> {
+    fn open(&mut self) -> Option<OwnedFd> {
+        if let Some(start) = self.start.take() {
+            return Some(start);
+        }
         match &self.parent {
-            None => rfs::open(&self.path, LIST_FLAGS, Mode::empty()).ok(),
+            None => None,
             Some(parent) => rfs::openat(
                 &**parent,
                 self.path.file_name()?,
@@ -132,12 +137,19 @@ pub(super) struct OrderedWalk<'a> {
 }
 
 impl<'a> OrderedWalk<'a> {
-    pub(super) fn new(root: &Path, select: &'a Select<'a>, stop: &'a Stop) -> OrderedWalk<'a> {
+    /// A walk of the directory `start` (opened as `root`).
+    pub(super) fn new(
+        root: &Path,
+        start: OwnedFd,
+        select: &'a Select<'a>,
+        stop: &'a Stop,
+    ) -> OrderedWalk<'a> {
         let rules = Rules::new(root);
         let task = Task {
             path: root.to_path_buf(),
             rules: rules.above_root(),
             parent: None,
+            start: Some(start),
         };
         let mut slots = HashMap::new();
         slots.insert(0, Slot::Pending(task));
@@ -279,7 +291,7 @@ impl<'a> OrderedWalk<'a> {
 
     /// Reads, sorts and filters one directory.
     #[expect(clippy::type_complexity, reason = "a private helper's pair")]
-    fn read(&self, task: Task) -> (Vec<Listed>, Vec<(Vec<u8>, usize, Task)>) {
+    fn read(&self, mut task: Task) -> (Vec<Listed>, Vec<(Vec<u8>, usize, Task)>) {
         let mut listed = Vec::new();
         let mut children = Vec::new();
         let Some(dir) = task.open() else {
@@ -347,6 +359,7 @@ impl<'a> OrderedWalk<'a> {
                     path: path.clone(),
                     rules: rules.clone(),
                     parent: Some(Arc::clone(&dir)),
+                    start: None,
                 };
                 children.push((key, child, task));
                 Some(child)
