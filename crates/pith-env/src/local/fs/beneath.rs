@@ -214,6 +214,18 @@ impl Inner {
                 None => rfs::openat(found.dir_fd(), ".", flags | OFlags::CLOEXEC, Mode::empty()),
             };
             match opened {
+                // `O_PATH | O_NOFOLLOW` opens a symlink itself instead of
+                // failing: the final component became a symlink after the
+                // walk read it, so resolve again.
+                Ok(fd)
+                    if flags.contains(OFlags::PATH)
+                        && found.name.is_some()
+                        && rfs::fstat(&fd).is_ok_and(|stat| {
+                            kind_of_mode(mode_of(&stat)) == FileKind::Symlink
+                        }) =>
+                {
+                    retry(&mut retries).map_err(|error| error.into_fs(path))?;
+                }
                 Ok(fd) => return Ok(fd),
                 // The final component became a symlink after the walk read it.
                 Err(Errno::LOOP) if found.name.is_some() => {
