@@ -49,7 +49,8 @@ pub use crate::exec::{
     StdinMode, Termination,
 };
 pub use crate::fs::{
-    Confinement, DirEntry, FileKind, FileReader, FileSystem, Metadata, Splice, WriteGuard,
+    Confinement, DirEntry, FileKind, FileReader, FileSystem, LineCount, Metadata, Splice,
+    WriteGuard,
 };
 pub use crate::local::{LocalEnv, OUTPUT_CAP, output_dir, prune_output_dir};
 pub use crate::memory::MemoryEnv;
