@@ -47,7 +47,7 @@ pub(crate) async fn conformance_over(prefix: &str) {
     };
     let report = run_all(&fixture).await;
     assert!(report.is_success(), "{report}");
-    assert_eq!(report.passed.len(), 23, "{report}");
+    assert_eq!(report.passed.len(), 24, "{report}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
