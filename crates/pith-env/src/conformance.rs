@@ -40,7 +40,8 @@
 //! ```
 //!
 //! Checks (each name is the subdirectory it works in):
-//! - read: `write_then_read`, `read_range_windows`, `open_streams_in_chunks`;
+//! - read: `write_then_read`, `read_range_windows`, `open_streams_in_chunks`,
+//!   `count_lines_reads_past_between_reads`;
 //! - write: `write_atomic_replaces_whole_under_concurrent_reads`,
 //!   `write_atomic_keeps_permissions`, `write_atomic_writes_through_symlinks`,
 //!   `write_atomic_needs_an_existing_parent`, `write_atomic_leaves_no_temp_files`;
@@ -187,6 +188,7 @@ pub async fn run_all(fixture: &dyn Fixture) -> Report {
         read::write_then_read,
         read::read_range_windows,
         read::open_streams_in_chunks,
+        read::count_lines_reads_past_between_reads,
         write::write_atomic_replaces_whole_under_concurrent_reads,
         write::write_atomic_keeps_permissions,
         write::write_atomic_writes_through_symlinks,

@@ -121,6 +121,76 @@ pub(crate) fn splice_bytes(old: &[u8], splices: &[Splice]) -> Result<Vec<u8>, St
 pub trait FileReader: Send {
     /// Reads up to `buf.len()` bytes into `buf`; returns 0 at end of file.
     async fn read_chunk(&mut self, buf: &mut [u8]) -> Result<usize, FsError>;
+
+    /// Reads past the next `max` bytes (fewer at end of file) without
+    /// returning them, counting their lines; the next [`read_chunk`]
+    /// continues after them. The default reads them through
+    /// [`read_chunk`](FileReader::read_chunk); a remote reader counts them
+    /// where the file is, so they do not cross the wire.
+    ///
+    /// [`read_chunk`]: FileReader::read_chunk
+    async fn count_lines(&mut self, max: u64) -> Result<LineCount, FsError> {
+        let mut buf = vec![0_u8; usize::try_from(max.min(256 * 1024)).unwrap_or(256 * 1024)];
+        let mut count = LineCount::default();
+        while count.bytes < max {
+            let want = usize::try_from(max - count.bytes)
+                .unwrap_or(usize::MAX)
+                .min(buf.len());
+            let read = self.read_chunk(&mut buf[..want]).await?;
+            if read == 0 {
+                break;
+            }
+            count.add(&buf[..read]);
+        }
+        Ok(count)
+    }
+}
+
+/// What [`FileReader::count_lines`] read past.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LineCount {
+    /// Bytes read past (less than asked only at end of file).
+    pub bytes: u64,
+    /// Newline bytes among them.
+    pub newlines: u64,
+    /// Bytes after the last newline (all of them when there is none).
+    pub after_last_newline: u64,
+    /// The last byte, if any.
+    pub last_byte: Option<u8>,
+}
+
+impl LineCount {
+    /// Counts `bytes`, which follow the bytes counted so far.
+    pub fn add(&mut self, bytes: &[u8]) {
+        let Some(&last) = bytes.last() else {
+            return;
+        };
+        self.bytes += bytes.len() as u64;
+        self.last_byte = Some(last);
+        let newlines = memchr::memchr_iter(b'\n', bytes).count() as u64;
+        if newlines == 0 {
+            self.after_last_newline += bytes.len() as u64;
+        } else {
+            self.newlines += newlines;
+            let after = memchr::memrchr(b'\n', bytes).map_or(0, |index| index + 1);
+            self.after_last_newline = (bytes.len() - after) as u64;
+        }
+    }
+
+    /// Adds the count of the bytes that follow the ones counted so far.
+    pub fn extend(&mut self, next: &LineCount) {
+        if next.bytes == 0 {
+            return;
+        }
+        self.bytes += next.bytes;
+        self.last_byte = next.last_byte;
+        if next.newlines == 0 {
+            self.after_last_newline += next.after_last_newline;
+        } else {
+            self.newlines += next.newlines;
+            self.after_last_newline = next.after_last_newline;
+        }
+    }
 }
 
 /// Where a confined view of a file system may go (see [`FileSystem::confine`]).

@@ -49,7 +49,9 @@ pub use crate::exec::{
     Exec, ExecOutcome, ExecRequest, ExitStatus, OutputLog, OutputSink, OutputStream, ProcessInput,
     StdinMode, Termination,
 };
-pub use crate::fs::{Confinement, DirEntry, FileKind, FileReader, FileSystem, Metadata, Splice};
+pub use crate::fs::{
+    Confinement, DirEntry, FileKind, FileReader, FileSystem, LineCount, Metadata, Splice,
+};
 pub use crate::local::{LocalEnv, OUTPUT_CAP, output_dir, prune_output_dir};
 pub use crate::memory::MemoryEnv;
 pub use crate::remote::RemoteEnv;

@@ -417,3 +417,86 @@ async fn a_scrubbed_escapee_dies_at_the_timeout() {
         "the scrubbed escapee outlived the timeout"
     );
 }
+
+/// A sink that writes `input` to the command's stdin as soon as it gets the
+/// handle, then drops the handle (closing a pipe) unless `keep` is set.
+struct Feeding {
+    output: Vec<u8>,
+    input: &'static [u8],
+    keep: Option<pith_env::ProcessInput>,
+    keep_open: bool,
+    got_handle: bool,
+}
+
+impl pith_env::OutputSink for Feeding {
+    fn output(&mut self, _: OutputStream, bytes: &[u8]) {
+        self.output.extend_from_slice(bytes);
+    }
+
+    fn input(&mut self, input: pith_env::ProcessInput) {
+        self.got_handle = true;
+        input.send(self.input).unwrap();
+        if self.keep_open {
+            self.keep = Some(input);
+        }
+    }
+}
+
+async fn feed(
+    env: &Env,
+    script: &str,
+    stdin: pith_env::StdinMode,
+    input: &'static [u8],
+) -> Feeding {
+    let mut sink = Feeding {
+        output: Vec::new(),
+        input,
+        keep: None,
+        keep_open: stdin == pith_env::StdinMode::Tty,
+        got_handle: false,
+    };
+    let mut request = request(script);
+    request.stdin = stdin;
+    request.timeout = Some(Duration::from_secs(60));
+    let outcome = env
+        .exec(request, &mut sink, CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(outcome.termination, Termination::Exited);
+    assert_eq!(outcome.status, ExitStatus::Code(0));
+    sink
+}
+
+#[tokio::test]
+async fn pipe_input_reaches_the_command_and_dropping_the_handle_closes_it() {
+    let env = env().await;
+    let fed = feed(
+        &env,
+        "[ -t 0 ] && echo terminal; read -r line; echo \"got $line\"; cat; echo done",
+        pith_env::StdinMode::Pipe,
+        b"hello\nrest\n",
+    )
+    .await;
+    assert!(fed.got_handle);
+    assert_eq!(
+        String::from_utf8_lossy(&fed.output),
+        "got hello\nrest\ndone\n"
+    );
+}
+
+#[tokio::test]
+async fn a_tty_command_has_a_terminal_and_reads_its_input() {
+    let env = env().await;
+    let fed = feed(
+        &env,
+        "[ -t 0 ] && [ -t 1 ] && echo terminal; read -r line; echo \"got $line\"",
+        pith_env::StdinMode::Tty,
+        b"hi\n",
+    )
+    .await;
+    assert!(fed.got_handle);
+    let output = String::from_utf8_lossy(&fed.output).replace('\r', "");
+    // The terminal echoes the input, perhaps before the first line.
+    assert!(output.contains("terminal\n"), "{output:?}");
+    assert!(output.contains("got hi\n"), "{output:?}");
+}

@@ -297,7 +297,7 @@ impl Job {
         match &state.input {
             Some(input) => input.send(bytes).map_err(|error| error.to_string()),
             None => Err(format!(
-                "job {} does not accept input: start it with background or tty (a job started with yield alone, or over a remote environment, has no stdin)",
+                "job {} does not accept input: start it with background or tty (a job started with yield alone has no stdin)",
                 self.id
             )),
         }

@@ -190,8 +190,25 @@ fn a_python_repl_under_tty_answers_input() {
             "python3 is not installed",
         );
     }
+    python_repl_under_tty(&[]);
+}
+
+#[test]
+fn a_python_repl_under_tty_answers_input_over_remote_env() {
+    if !has_python() {
+        return pith_testkit::skip(
+            "a_python_repl_under_tty_answers_input_over_remote_env",
+            pith_testkit::Prerequisite::Python,
+            "python3 is not installed",
+        );
+    }
+    python_repl_under_tty(&["--remote", "env", "--remote-pith", PITH]);
+}
+
+/// The REPL test with `extra` flags (`--remote env`: a far `pith serve` on this machine).
+fn python_repl_under_tty(extra: &[&str]) {
     let dir = TempDir::new().unwrap();
-    let mut batch = Batch::start(dir.path(), &[]);
+    let mut batch = Batch::start(dir.path(), extra);
     let started = batch.call("bash", json!({"command": "python3 -q", "tty": true}));
     let id = job_id(&started);
     let sent = batch.call(
@@ -235,8 +252,17 @@ fn yield_returns_a_job_whose_output_wait_returns_exit_0() {
 
 #[test]
 fn input_reaches_a_read_prompt() {
+    input_to_a_read_prompt(&[]);
+}
+
+#[test]
+fn input_reaches_a_read_prompt_over_remote_env() {
+    input_to_a_read_prompt(&["--remote", "env", "--remote-pith", PITH]);
+}
+
+fn input_to_a_read_prompt(extra: &[&str]) {
     let dir = TempDir::new().unwrap();
-    let mut batch = Batch::start(dir.path(), &[]);
+    let mut batch = Batch::start(dir.path(), extra);
     let started = batch.call(
         "bash",
         json!({"command": "read -r -p 'name? ' name; echo \"hello $name\"", "background": true}),
@@ -248,8 +274,10 @@ fn input_reaches_a_read_prompt() {
     );
     let done = batch.call("jobs", json!({"action": "output", "id": id, "wait": 30}));
     assert_eq!(done["details"]["exitCode"], 0, "{done}");
-    let log = std::fs::read_to_string(done["details"]["logPath"].as_str().unwrap()).unwrap();
-    assert_eq!(log, "hello pith\n");
+    // The log is read through the tools: over a remote it is on the far side,
+    // written by messages that go ahead of this call on the connection.
+    let log = batch.call("read", json!({"path": done["details"]["logPath"]}));
+    assert_eq!(text(&log), "hello pith\n", "{log}");
     batch.end();
 }
 

@@ -108,3 +108,61 @@ pub(super) async fn open_streams_in_chunks(ctx: &Ctx<'_>) -> CheckResult {
         format!("read_chunk of an empty file returned {count}")
     })
 }
+
+/// `count_lines` reads past bytes counting their lines, between reads of the
+/// same stream: a read after it continues after what it counted, and at end
+/// of file it counts what is left.
+pub(super) async fn count_lines_reads_past_between_reads(ctx: &Ctx<'_>) -> CheckResult {
+    let path = ctx.path("lines.txt");
+    let mut data = Vec::new();
+    let mut line = 0;
+    while data.len() < 3 << 20 {
+        data.extend_from_slice(format!("line {line} {}\n", "x".repeat(line % 150)).as_bytes());
+        line += 1;
+    }
+    data.extend_from_slice(b"no newline at the end");
+    ctx.write(&path, &data).await?;
+    let mut reader = ok(ctx.fs.open(&path).await, "open")?;
+    let mut at = 0;
+    // Reads and counts, in turn: (bytes to read, bytes to count).
+    let steps: [(usize, u64); 5] = [
+        (1000, 50),
+        (10, 100_000),
+        (300_000, 2 << 20),
+        (7, 3),
+        (0, u64::MAX),
+    ];
+    for (read, count) in steps {
+        let mut buffer = vec![0u8; read];
+        let mut filled = 0;
+        while filled < read {
+            let n = ok(reader.read_chunk(&mut buffer[filled..]).await, "read_chunk")?;
+            ensure(n > 0, || {
+                format!("end of file at {} of {}", at + filled, data.len())
+            })?;
+            filled += n;
+        }
+        expect_bytes(
+            &buffer,
+            &data[at..at + read],
+            &format!("{read} bytes read at {at}"),
+        )?;
+        at += read;
+        let counted = ok(reader.count_lines(count).await, "count_lines")?;
+        let end = usize::try_from(count)
+            .map_or(data.len(), |count| at.saturating_add(count).min(data.len()));
+        let mut expected = crate::LineCount::default();
+        expected.add(&data[at..end]);
+        ensure(counted == expected, || {
+            format!("count_lines({count}) at {at}: got {counted:?}, expected {expected:?}")
+        })?;
+        at = end;
+    }
+    let again = ok(
+        reader.read_chunk(&mut [0u8; 16]).await,
+        "read after the end",
+    )?;
+    ensure(again == 0, || {
+        format!("read_chunk after counting to the end returned {again}")
+    })
+}

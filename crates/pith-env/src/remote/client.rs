@@ -17,7 +17,7 @@ use super::{RemoteError, RemoteInfo, RemoteOptions};
 use crate::{
     DirEntry, Exec, ExecError, ExecOutcome, ExecRequest, FileReader, FileSystem, FindOutput,
     FindRequest, FsError, FsErrorKind, GrepOutput, GrepRequest, Metadata, OutputLog, OutputSink,
-    OutputStream, Search, SearchError, Splice,
+    OutputStream, ProcessInput, Search, SearchError, Splice,
 };
 
 /// How many times a call tries to reconnect a lost connection, and the first pause.
@@ -261,23 +261,12 @@ impl FileSystem for RemoteEnv {
         let call = Call::Open { path: wpath(path) };
         let (_, mut ticket) = self.begin(call).await.map_err(lost)?;
         // The first event says whether the file opened.
-        let mut reader = RemoteReader {
-            ticket: None,
-            path: path.to_path_buf(),
-            chunk: Vec::new(),
-            pos: 0,
-        };
         match ticket.next().await.map_err(lost)? {
-            Event::Chunk(bytes) => {
-                ticket.credit();
-                reader.chunk = bytes;
-                reader.ticket = Some(ticket);
-            }
-            Event::Reply(Reply::FsError(error)) => return Err(error.into()),
-            Event::Reply(_) => {}
-            Event::Output(..) => return Err(unexpected(path)),
+            Event::Chunk(bytes) => Ok(Box::new(RemoteReader::new(ticket, path, bytes))),
+            Event::Reply(Reply::FsError(error)) => Err(error.into()),
+            Event::Reply(_) => Ok(Box::new(RemoteReader::ended(path))),
+            Event::Output(..) | Event::Counted(_) => Err(unexpected(path)),
         }
-        Ok(Box::new(reader))
     }
 
     async fn write_atomic(&self, path: &Path, contents: &[u8]) -> Result<(), FsError> {
@@ -404,18 +393,18 @@ impl Exec for RemoteEnv {
         sink: &mut dyn OutputSink,
         cancel: CancellationToken,
     ) -> Result<ExecOutcome, ExecError> {
-        // Input is not forwarded yet: a pipe request runs with stdin at end of
-        // file (the sink never gets an input handle); a terminal is refused.
-        if request.stdin == crate::StdinMode::Tty {
-            return Err(ExecError::NotSupported(
-                "tty is not supported over a remote environment yet; run the command without tty"
-                    .to_owned(),
-            ));
-        }
+        let stdin = request.stdin;
         let (conn, mut ticket) = self
             .begin(Call::Exec((&request).into()))
             .await
             .map_err(ExecError::Io)?;
+        // A pipe or a terminal: what the caller writes travels as `Input`
+        // messages, in order after the call; dropping every handle closes it.
+        let mut input = (stdin != crate::StdinMode::Null).then(|| {
+            let (handle, receiver) = ProcessInput::channel();
+            sink.input(handle);
+            receiver
+        });
         let mut cancelled = false;
         loop {
             tokio::select! {
@@ -429,6 +418,16 @@ impl Exec for RemoteEnv {
                     Event::Reply(Reply::ExecError(error)) => return Err(error.into()),
                     _ => return Err(ExecError::Io(format!("remote `{}`: unexpected reply", conn.remote))),
                 },
+                bytes = async { input.as_mut()?.recv().await }, if input.is_some() => {
+                    let message = match bytes {
+                        Some(bytes) => ToServer::Input { id: ticket.id, bytes },
+                        None => {
+                            input = None;
+                            ToServer::CloseInput { id: ticket.id }
+                        }
+                    };
+                    ticket.send_in_order(message).await.map_err(ExecError::Io)?;
+                }
                 () = cancel.cancelled(), if !cancelled => {
                     cancelled = true;
                     ticket.cancel();

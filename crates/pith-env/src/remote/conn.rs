@@ -30,6 +30,7 @@ pub(super) enum Event {
     Chunk(Vec<u8>),
     Output(bool, Vec<u8>),
     Reply(Reply),
+    Counted(crate::LineCount),
 }
 
 /// One live connection: a transport process speaking the protocol.
@@ -136,6 +137,21 @@ impl Ticket {
 
     pub(super) fn cancel(&self) {
         self.conn.control(ToServer::Cancel { id: self.id });
+    }
+
+    /// Sends a control message (it overtakes queued call data).
+    pub(super) fn control(&self, message: ToServer) {
+        self.conn.control(message);
+    }
+
+    /// Sends a message after the call data queued before it (in order with
+    /// the call itself).
+    pub(super) async fn send_in_order(&self, message: ToServer) -> Result<(), String> {
+        self.conn
+            .calls
+            .send(message)
+            .await
+            .map_err(|_| self.conn.lost_message())
     }
 
     pub(super) fn credit(&self) {
@@ -425,6 +441,21 @@ async fn read_loop(
             ToClient::Reply { id, reply } => (id, Event::Reply(reply)),
             ToClient::Chunk { id, bytes } => (id, Event::Chunk(bytes)),
             ToClient::Output { id, stderr, bytes } => (id, Event::Output(stderr, bytes)),
+            ToClient::Counted {
+                id,
+                bytes,
+                newlines,
+                after_last_newline,
+                last_byte,
+            } => (
+                id,
+                Event::Counted(crate::LineCount {
+                    bytes,
+                    newlines,
+                    after_last_newline,
+                    last_byte,
+                }),
+            ),
             ToClient::LogError { log, message } => {
                 let Some(conn) = weak.upgrade() else { return };
                 conn.log_errors

@@ -1,7 +1,6 @@
 //! The far side: [`serve`] runs a [`LocalEnv`]'s ports for one connection.
 
 use std::collections::HashMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -15,14 +14,26 @@ use super::wire::{
     ToClient, ToServer, ViewWire, WINDOW, path,
 };
 use crate::{
-    Exec, FileSystem, FsError, FsErrorKind, LocalEnv, OutputStream, SandboxFallback, SandboxMode,
-    SandboxPolicy, SandboxStatus, Search, WriteRules,
+    Exec, FileSystem, FsError, FsErrorKind, LocalEnv, OutputLog, OutputSink, OutputStream,
+    ProcessInput, SandboxFallback, SandboxMode, SandboxPolicy, SandboxStatus, Search, WriteRules,
 };
 
 /// A request that is running: how to cancel it and, for streams, its credits.
 struct Active {
     cancel: CancellationToken,
     credits: Option<Arc<Semaphore>>,
+    /// A file stream's wants and counts, in arrival order.
+    demands: Option<mpsc::UnboundedSender<Demand>>,
+    /// A command's stdin (dropping it closes the stdin).
+    input: Option<mpsc::UnboundedSender<Vec<u8>>>,
+}
+
+/// What the near side asks of a file stream.
+enum Demand {
+    /// Send this many more bytes.
+    Bytes(u64),
+    /// After the bytes asked for, count the lines of up to this many.
+    Count(u64),
 }
 
 /// A write whose bytes are still arriving.
@@ -111,9 +122,38 @@ impl Shared {
                 Active {
                     cancel: cancel.clone(),
                     credits: credits.clone(),
+                    demands: None,
+                    input: None,
                 },
             );
         (cancel, credits)
+    }
+
+    /// Registers file stream `id`: its cancel token and its demands.
+    fn register_file(&self, id: u64) -> (CancellationToken, mpsc::UnboundedReceiver<Demand>) {
+        let cancel = CancellationToken::new();
+        let (demands, receiver) = mpsc::unbounded_channel();
+        self.active
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(
+                id,
+                Active {
+                    cancel: cancel.clone(),
+                    credits: None,
+                    demands: Some(demands),
+                    input: None,
+                },
+            );
+        (cancel, receiver)
+    }
+
+    /// Passes a demand to file stream `id`, if it is still running.
+    fn demand(&self, id: u64, demand: Demand) {
+        let active = self.active.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(demands) = active.get(&id).and_then(|a| a.demands.as_ref()) {
+            let _ = demands.send(demand);
+        }
     }
 }
 
@@ -169,7 +209,7 @@ where
     });
     let mut tasks = JoinSet::new();
     let mut writes: HashMap<u64, PendingWrite> = HashMap::new();
-    let mut logs: HashMap<u64, std::fs::File> = HashMap::new();
+    let mut logs: HashMap<u64, Box<dyn OutputLog>> = HashMap::new();
     let result = loop {
         // Reap finished tasks so the set does not grow with the connection's age.
         while tasks.try_join_next().is_some() {}
@@ -225,18 +265,13 @@ where
             }
             ToServer::KillAll => shared.env.kill_all(),
             ToServer::LogCreate { log, path: file } => {
-                let file = path(file);
-                match std::fs::OpenOptions::new()
-                    .write(true)
-                    .create_new(true)
-                    .open(&file)
-                {
+                match shared.env.create_output_log_at(&path(file)) {
                     Ok(handle) => {
                         logs.insert(log, handle);
                     }
                     Err(error) => shared.send(ToClient::LogError {
                         log,
-                        message: format!("cannot create {}: {error}", file.display()),
+                        message: log_message(error),
                     }),
                 }
             }
@@ -247,12 +282,26 @@ where
                     logs.remove(&log);
                     shared.send(ToClient::LogError {
                         log,
-                        message: error.to_string(),
+                        message: log_message(error),
                     });
                 }
             }
             ToServer::LogClose { log } => {
                 logs.remove(&log);
+            }
+            ToServer::Want { id, bytes } => shared.demand(id, Demand::Bytes(bytes)),
+            ToServer::Count { id, max } => shared.demand(id, Demand::Count(max)),
+            ToServer::Input { id, bytes } => {
+                let active = shared.active.lock().unwrap_or_else(PoisonError::into_inner);
+                if let Some(input) = active.get(&id).and_then(|a| a.input.as_ref()) {
+                    let _ = input.send(bytes);
+                }
+            }
+            ToServer::CloseInput { id } => {
+                let mut active = shared.active.lock().unwrap_or_else(PoisonError::into_inner);
+                if let Some(entry) = active.get_mut(&id) {
+                    entry.input = None;
+                }
             }
         }
     };
@@ -273,6 +322,16 @@ where
     drop(shared);
     let _ = writer_task.await;
     result
+}
+
+/// An output log's failure, as the near side reports it after the log's path.
+fn log_message(error: crate::ExecError) -> String {
+    match error {
+        crate::ExecError::Io(message) => message
+            .rsplit_once(": ")
+            .map_or(message.clone(), |(_, reason)| reason.to_owned()),
+        other => other.to_string(),
+    }
 }
 
 /// Checks the near side's greeting and resolves its policy here; returns
@@ -546,31 +605,55 @@ async fn run_call(shared: Arc<Shared>, id: u64, views: Vec<ViewWire>, call: Call
     shared.reply(id, reply);
 }
 
-/// Streams a file as chunks, at most [`WINDOW`] ahead of the near side.
+/// Streams a file as chunks: [`wire::FIRST_WANT`] bytes, then as many as
+/// the near side wants; counts lines in place when it asks.
 async fn open_stream(shared: &Shared, fs: &dyn FileSystem, id: u64, file: &Path) -> Reply {
-    let (cancel, credits) = shared.register(id, true);
-    let Some(credits) = credits else {
-        return Reply::Unit;
-    };
+    let (cancel, mut demands) = shared.register_file(id);
+    let cancelled = || Reply::FsError(FsError::new(FsErrorKind::Cancelled, file).into());
     let mut reader = match fs.open(file).await {
         Ok(reader) => reader,
         Err(error) => return Reply::FsError(error.into()),
     };
+    let mut owed = wire::FIRST_WANT;
     let mut buf = vec![0_u8; wire::CHUNK];
     loop {
-        let permit = tokio::select! {
-            permit = credits.acquire() => permit,
-            () = cancel.cancelled() => return Reply::FsError(FsError::new(FsErrorKind::Cancelled, file).into()),
-        };
-        let Ok(permit) = permit else {
-            return Reply::FsError(FsError::new(FsErrorKind::Cancelled, file).into());
-        };
-        permit.forget();
-        let n = match reader.read_chunk(&mut buf).await {
+        if owed == 0 {
+            let demand = tokio::select! {
+                demand = demands.recv() => demand,
+                () = cancel.cancelled() => return cancelled(),
+            };
+            match demand {
+                Some(Demand::Bytes(bytes)) => owed = bytes,
+                Some(Demand::Count(max)) => {
+                    let count = tokio::select! {
+                        count = reader.count_lines(max) => count,
+                        () = cancel.cancelled() => return cancelled(),
+                    };
+                    match count {
+                        Ok(count) => shared.send(ToClient::Counted {
+                            id,
+                            bytes: count.bytes,
+                            newlines: count.newlines,
+                            after_last_newline: count.after_last_newline,
+                            last_byte: count.last_byte,
+                        }),
+                        Err(error) => return Reply::FsError(error.into()),
+                    }
+                }
+                None => return cancelled(),
+            }
+            continue;
+        }
+        if cancel.is_cancelled() {
+            return cancelled();
+        }
+        let want = usize::try_from(owed).map_or(buf.len(), |owed| owed.min(buf.len()));
+        let n = match reader.read_chunk(&mut buf[..want]).await {
             Ok(0) => return Reply::Unit,
             Ok(n) => n,
             Err(error) => return Reply::FsError(error.into()),
         };
+        owed -= n as u64;
         shared.send(ToClient::Chunk {
             id,
             bytes: buf[..n].to_vec(),
@@ -589,8 +672,18 @@ async fn exec(shared: &Shared, id: u64, request: ExecWire) -> Reply {
     let Some(credits) = credits else {
         return Reply::Unit;
     };
+    // Input for a pipe or a terminal arrives as `Input` messages, passed on
+    // once the command runs (earlier ones wait in the channel).
+    let input = (request.stdin != crate::StdinMode::Null).then(|| {
+        let (sender, receiver) = mpsc::unbounded_channel();
+        let mut active = shared.active.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(entry) = active.get_mut(&id) {
+            entry.input = Some(sender);
+        }
+        receiver
+    });
     let out = shared.out.clone();
-    let mut sink = move |stream: OutputStream, bytes: &[u8]| {
+    let output = move |stream: OutputStream, bytes: &[u8]| {
         // Wait for the near side to take earlier chunks: the pipes stay
         // unread meanwhile, so a fast command slows down instead of filling
         // memory. A closed semaphore (connection gone) lets it run on.
@@ -612,9 +705,36 @@ async fn exec(shared: &Shared, id: u64, request: ExecWire) -> Reply {
             bytes: bytes.to_vec(),
         });
     };
+    let mut sink = ExecSink { output, input };
     match shared.env.exec(request, &mut sink, cancel).await {
         Ok(outcome) => Reply::Exec(outcome.into()),
         Err(error) => Reply::ExecError(error.into()),
+    }
+}
+
+/// A command's output going to the near side, and its input coming from there.
+struct ExecSink<F> {
+    output: F,
+    input: Option<mpsc::UnboundedReceiver<Vec<u8>>>,
+}
+
+impl<F: FnMut(OutputStream, &[u8]) + Send> OutputSink for ExecSink<F> {
+    fn output(&mut self, stream: OutputStream, bytes: &[u8]) {
+        (self.output)(stream, bytes);
+    }
+
+    /// Passes the near side's input on until it closes the stdin, the call
+    /// ends or the command's stdin is closed.
+    fn input(&mut self, input: ProcessInput) {
+        if let Some(mut receiver) = self.input.take() {
+            tokio::spawn(async move {
+                while let Some(bytes) = receiver.recv().await {
+                    if input.send(&bytes).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
     }
 }
 

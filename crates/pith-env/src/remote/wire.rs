@@ -18,7 +18,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use crate::{
     DirEntry, ExecError, ExecOutcome, ExecRequest, ExitStatus, FileKind, FindEntry, FindOutput,
     FindRequest, FsError, FsErrorKind, GrepLine, GrepOutput, GrepRequest, Metadata,
-    SandboxFallback, SandboxMode, SandboxPolicy, SearchError, Termination,
+    SandboxFallback, SandboxMode, SandboxPolicy, SearchError, StdinMode, Termination,
 };
 
 /// The protocol version; both sides must speak the same one.
@@ -31,8 +31,17 @@ pub(crate) const MAX_FRAME: usize = 1 << 30;
 /// How many bytes one stream chunk (file data, write data) carries at most.
 pub(crate) const CHUNK: usize = 256 * 1024;
 
-/// How many unacknowledged chunks a stream may have in flight.
+/// How many unacknowledged chunks a command's output may have in flight.
 pub(crate) const WINDOW: u32 = 8;
+
+/// How many bytes of a file stream the far side sends before the near side
+/// says it wants more ([`ToServer::Want`]): the first page of a file
+/// arrives with the open, and a small read costs no more.
+pub(crate) const FIRST_WANT: u64 = 64 * 1024;
+
+/// How many bytes of a file stream the near side lets be in flight at most
+/// (its window starts at [`FIRST_WANT`] and doubles while it is read).
+pub(crate) const MAX_WANT: u64 = 2 * 1024 * 1024;
 
 /// A path as raw bytes.
 pub(crate) type WPath = Vec<u8>;
@@ -85,6 +94,20 @@ pub(crate) enum ToServer {
     },
     /// Closes output log `log`.
     LogClose { log: u64 },
+    /// The near side wants `bytes` more bytes of file stream `id` (an
+    /// [`Call::Open`]); the far side sends at most what was wanted.
+    Want { id: u64, bytes: u64 },
+    /// After the bytes wanted so far, read past up to `max` bytes of file
+    /// stream `id` counting their lines; answered by [`ToClient::Counted`].
+    Count { id: u64, max: u64 },
+    /// Bytes for the stdin (a pipe or a pseudo-terminal) of command `id`.
+    Input {
+        id: u64,
+        #[serde(with = "serde_bytes")]
+        bytes: Vec<u8>,
+    },
+    /// Closes the stdin of command `id` (every input handle was dropped).
+    CloseInput { id: u64 },
 }
 
 /// Messages from the far side to the near side.
@@ -111,6 +134,14 @@ pub(crate) enum ToClient {
     LogError { log: u64, message: String },
     /// The far side refuses the connection or hit a protocol error.
     Fatal { message: String },
+    /// The answer to [`ToServer::Count`] on file stream `id`.
+    Counted {
+        id: u64,
+        bytes: u64,
+        newlines: u64,
+        after_last_newline: u64,
+        last_byte: Option<u8>,
+    },
 }
 
 /// The near side's greeting.
@@ -167,7 +198,9 @@ pub(crate) enum Call {
         offset: u64,
         max_len: u64,
     },
-    /// Streams the file as [`ToClient::Chunk`]s, ends with [`Reply::Unit`].
+    /// Streams the file as [`ToClient::Chunk`]s, [`FIRST_WANT`] bytes and
+    /// then as many as the near side wants ([`ToServer::Want`]); ends with
+    /// [`Reply::Unit`] at end of file.
     Open {
         path: WPath,
     },
@@ -574,6 +607,9 @@ pub(crate) struct ExecWire {
     timeout_ms: Option<u64>,
     idle_grace_ms: u64,
     sandbox: SandboxWire,
+    /// 0 `/dev/null`, 1 a pipe, 2 a pseudo-terminal; input arrives as
+    /// [`ToServer::Input`].
+    stdin: u8,
 }
 
 impl From<&ExecRequest> for ExecWire {
@@ -593,6 +629,11 @@ impl From<&ExecRequest> for ExecWire {
                 .map(|timeout| u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX)),
             idle_grace_ms: u64::try_from(request.idle_grace.as_millis()).unwrap_or(u64::MAX),
             sandbox: (&request.sandbox).into(),
+            stdin: match request.stdin {
+                StdinMode::Null => 0,
+                StdinMode::Pipe => 1,
+                StdinMode::Tty => 2,
+            },
         }
     }
 }
@@ -613,6 +654,12 @@ impl ExecWire {
         request.timeout = self.timeout_ms.map(Duration::from_millis);
         request.idle_grace = Duration::from_millis(self.idle_grace_ms);
         request.sandbox = self.sandbox.policy()?;
+        request.stdin = match self.stdin {
+            0 => StdinMode::Null,
+            1 => StdinMode::Pipe,
+            2 => StdinMode::Tty,
+            other => return Err(format!("unknown stdin mode {other}")),
+        };
         Ok(request)
     }
 }

@@ -400,7 +400,9 @@ enum Stopped {
 }
 
 /// Feeds the rest of the file to the scanner, chunk by chunk, until the end
-/// or, when nothing is hashed, until the scanner is satisfied.
+/// or, when nothing is hashed, until the shown lines are complete; then the
+/// lines past them are counted by the reader ([`FileReader::count_lines`]:
+/// over a remote, where the file is).
 async fn stream_rest(
     reader: &mut dyn FileReader,
     scanner: &mut text::Scanner,
@@ -413,6 +415,22 @@ async fn stream_rest(
     let mut chunk = vec![0; 8 * 1024];
     loop {
         ToolError::check_cancelled(cancel)?;
+        if hasher.is_none()
+            && let Some(left) = scanner.ahead_left()
+        {
+            if left > 0 {
+                let counted = reader
+                    .count_lines(left)
+                    .await
+                    .map_err(|error| ToolError::new(describe_fs_error(&error)))?;
+                ToolError::check_cancelled(cancel)?;
+                scanner.skip_counted(&counted);
+                if counted.bytes < left {
+                    return Ok(Stopped::ToEnd);
+                }
+            }
+            return Ok(Stopped::Enough);
+        }
         let read = reader
             .read_chunk(&mut chunk)
             .await
@@ -430,9 +448,6 @@ async fn stream_rest(
             lines.update(&chunk[..read]);
         }
         scanner.feed(&chunk[..read]);
-        if hasher.is_none() && scanner.satisfied() {
-            return Ok(Stopped::Enough);
-        }
     }
 }
 

@@ -144,6 +144,28 @@ impl LocalOutputLog {
         }
     }
 
+    /// Creates the new file `path` (mode 0600; its `pith-*` directory made
+    /// private as for [`LocalOutputLog::create`]), capped as usual: the far
+    /// side of a remote environment, whose near side picked the name.
+    pub(super) fn create_named(path: &Path) -> Result<LocalOutputLog, ExecError> {
+        if let Some(dir) = path.parent() {
+            ensure_dir(dir).map_err(|error| log_error(dir, &error))?;
+        }
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(path)
+            .map_err(|error| log_error(path, &error))?;
+        Ok(LocalOutputLog {
+            path: path.to_path_buf(),
+            file,
+            cap: OUTPUT_CAP,
+            written: 0,
+        })
+    }
+
     fn head(&self) -> u64 {
         self.cap / 2
     }

@@ -176,6 +176,18 @@ impl Exec for LocalEnv {
     }
 }
 
+impl LocalEnv {
+    /// Creates the output log `path` (a new file, capped like the ones
+    /// [`Exec::create_output_log`] makes): the far side of a remote
+    /// environment, whose near side picked the name.
+    pub(crate) fn create_output_log_at(
+        &self,
+        path: &Path,
+    ) -> Result<Box<dyn OutputLog>, ExecError> {
+        Ok(Box::new(log::LocalOutputLog::create_named(path)?))
+    }
+}
+
 /// Opens a pseudo-terminal (`pty-process`) and makes its slave side the
 /// command's stdin, stdout and stderr; returns the master.
 fn attach_pty(command: &mut Command, program: &Path) -> Result<pty_process::Pty, ExecError> {

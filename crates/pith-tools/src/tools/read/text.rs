@@ -154,6 +154,32 @@ impl Scanner {
             .is_some_and(|done| self.pos.saturating_sub(done) >= ahead)
     }
 
+    /// Once the shown lines and the selection's end are known (see
+    /// [`Scanner::satisfied`]): how many bytes are still to be counted past
+    /// them, which [`Scanner::skip_counted`] can take without the bytes.
+    pub(super) fn ahead_left(&mut self) -> Option<u64> {
+        if self.satisfied() {
+            return Some(0);
+        }
+        let (ahead, done) = (self.count_ahead?, self.window_done_at?);
+        Some(ahead - (self.pos - done))
+    }
+
+    /// Takes bytes past the shown lines by their line count alone (after
+    /// [`Scanner::ahead_left`]): what [`Scanner::feed`] does with them there.
+    pub(super) fn skip_counted(&mut self, count: &pith_env::LineCount) {
+        self.pos += count.bytes;
+        if count.newlines == 0 {
+            self.line_len += count.after_last_newline;
+        } else {
+            self.line += count.newlines;
+            self.line_len = count.after_last_newline;
+        }
+        if count.last_byte.is_some() {
+            self.last_byte = count.last_byte;
+        }
+    }
+
     /// Ends a pass stopped before the end of the file (after
     /// [`Scanner::satisfied`]): the line count is a lower bound.
     pub(super) fn finish_early(mut self) -> Scan {
