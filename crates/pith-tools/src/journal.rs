@@ -195,6 +195,8 @@ pub struct Journal {
     fs: Arc<dyn FileSystem>,
     dir: PathBuf,
     limits: JournalLimits,
+    /// Previous contents may be hard-linked into `objects/` (see [`Journal::with_hard_links`]).
+    hard_links: bool,
     /// Serialises this process's writers and caches the journal's size.
     state: Mutex<Option<u64>>,
 }
@@ -224,8 +226,25 @@ impl Journal {
             fs,
             dir: dir.into(),
             limits: JournalLimits::default(),
+            hard_links: false,
             state: Mutex::new(None),
         }
+    }
+
+    /// Lets the journal store a previous content by hard-linking the file that
+    /// holds it into `objects/` rather than writing a copy, when the file is on
+    /// this machine and on the journal's file system, is a regular file with no
+    /// other link, and still holds exactly those bytes (compared byte for byte
+    /// after linking, so a file elsewhere, such as a remote workspace's file at
+    /// the same path, is never taken for it). The tool then replaces the file
+    /// by renaming a new one over it, so the linked bytes stay as they were.
+    /// The old bytes are not written a second time; they are as durable as the
+    /// file was. Only for a journal whose file system is this machine's
+    /// (`LocalEnv`): the link is made with the operating system's calls.
+    #[must_use]
+    pub fn with_hard_links(mut self) -> Journal {
+        self.hard_links = true;
+        self
     }
 
     /// Sets the caps.
@@ -368,6 +387,10 @@ impl Journal {
         };
         let mut note = None;
         // Over the per-file cap: only the size is recorded.
+        let (before, source) = match before {
+            Before::ContentAt(bytes, source) => (Before::Content(bytes), Some(source)),
+            other => (other, None),
+        };
         let before = match before {
             Before::Content(bytes) if bytes.len() as u64 > self.limits.file_bytes => {
                 Before::TooLarge(bytes.len() as u64)
@@ -375,7 +398,7 @@ impl Journal {
             other => other,
         };
         let before_state = match before {
-            Before::Absent => FileState::Absent,
+            Before::Absent | Before::ContentAt(..) => FileState::Absent,
             Before::TooLarge(len) => {
                 note = Some(self.too_large_note(path, len));
                 FileState::NotUndoable {
@@ -409,7 +432,15 @@ impl Journal {
                     }
                     if !present {
                         self.fs.create_dir_all(&self.objects()).await?;
-                        self.fs.write_atomic(&object, bytes).await?;
+                        let linked = match source {
+                            Some(source) if self.hard_links => {
+                                self.link_object(source, &object, bytes)
+                            }
+                            _ => false,
+                        };
+                        if !linked {
+                            self.fs.write_atomic(&object, bytes).await?;
+                        }
                         total += len;
                     }
                     FileState::Content {
@@ -452,6 +483,52 @@ impl Journal {
         total += bytes.len() as u64;
         *size = Some(total);
         Ok(Recorded { note })
+    }
+
+    /// Hard links need Unix here: a copy is written.
+    #[cfg(not(unix))]
+    fn link_object(&self, _: &Path, _: &Path, _: &[u8]) -> bool {
+        false
+    }
+
+    /// Hard-links `source` to `object` when it is a regular file with no other
+    /// link that holds exactly `bytes` (see [`Journal::with_hard_links`]);
+    /// whether it did. Any failure (another file system, permissions) is a
+    /// `false`: the caller writes a copy.
+    #[cfg(unix)]
+    fn link_object(&self, source: &Path, object: &Path, bytes: &[u8]) -> bool {
+        let objects = self.objects();
+        let link = || -> std::io::Result<bool> {
+            use std::os::unix::fs::MetadataExt;
+            let metadata = std::fs::symlink_metadata(source)?;
+            if !metadata.file_type().is_file()
+                || metadata.nlink() != 1
+                || metadata.len() != bytes.len() as u64
+            {
+                return Ok(false);
+            }
+            let temp = objects.join(format!(".link-{}", random_id()));
+            std::fs::hard_link(source, &temp)?;
+            let verified = (|| -> std::io::Result<bool> {
+                let linked = std::fs::symlink_metadata(&temp)?;
+                if (linked.dev(), linked.ino()) != (metadata.dev(), metadata.ino()) {
+                    return Ok(false);
+                }
+                same_bytes(&temp, bytes)
+            })();
+            if !matches!(verified, Ok(true)) {
+                let _ = std::fs::remove_file(&temp);
+                return verified;
+            }
+            if let Err(error) = std::fs::rename(&temp, object) {
+                let _ = std::fs::remove_file(&temp);
+                return Err(error);
+            }
+            // The new name survives a crash (the bytes are as durable as the file was).
+            std::fs::File::open(&objects)?.sync_all()?;
+            Ok(true)
+        };
+        in_place(|| link().unwrap_or(false))
     }
 
     fn too_large_note(&self, path: &Path, len: u64) -> String {
@@ -577,6 +654,40 @@ pub(crate) async fn previous_content(
     }
 }
 
+/// Whether the file at `path` holds exactly `bytes` (read in 1 MiB pieces).
+#[cfg(unix)]
+fn same_bytes(path: &Path, bytes: &[u8]) -> std::io::Result<bool> {
+    use std::io::Read;
+    let mut file = std::fs::File::open(path)?;
+    let mut buffer = vec![0; (1 << 20).min(bytes.len() + 1)];
+    let mut compared = 0;
+    loop {
+        let read = file.read(&mut buffer)?;
+        if read == 0 {
+            return Ok(compared == bytes.len());
+        }
+        if bytes.get(compared..compared + read) != buffer.get(..read) {
+            return Ok(false);
+        }
+        compared += read;
+    }
+}
+
+/// Runs blocking file-system calls from async code: in place on a
+/// multi-threaded runtime (the worker hands its other tasks on), directly
+/// otherwise (a current-thread runtime has nothing else to run meanwhile).
+#[cfg(unix)]
+fn in_place<T>(work: impl FnOnce() -> T) -> T {
+    use tokio::runtime::{Handle, RuntimeFlavor};
+    if Handle::try_current()
+        .is_ok_and(|handle| handle.runtime_flavor() == RuntimeFlavor::MultiThread)
+    {
+        tokio::task::block_in_place(work)
+    } else {
+        work()
+    }
+}
+
 /// One file's change, as [`Journal::record`] takes it.
 pub(crate) struct Change<'a> {
     pub(crate) tag: &'a CallTag,
@@ -596,6 +707,9 @@ pub(crate) enum Before<'a> {
     Absent,
     /// Its bytes.
     Content(&'a [u8]),
+    /// Its bytes, read from the file at this path of the tool's file system (which
+    /// a journal [`with_hard_links`](Journal::with_hard_links) may link rather than copy).
+    ContentAt(&'a [u8], &'a Path),
     /// It has this many bytes, too many to read for the journal.
     TooLarge(u64),
 }

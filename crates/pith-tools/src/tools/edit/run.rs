@@ -94,7 +94,7 @@ impl EditJob<'_> {
             &tag,
             0,
             &self.path,
-            Before::Content(loaded.bytes()),
+            Before::ContentAt(loaded.bytes(), &self.path),
             Some(&bytes),
         )
         .await;
