@@ -388,7 +388,9 @@ impl Journal {
         let mut note = None;
         // Over the per-file cap: only the size is recorded.
         let (before, source) = match before {
-            Before::ContentAt(bytes, source) => (Before::Content(bytes), Some(source)),
+            Before::ContentAt(bytes, source, modified) => {
+                (Before::Content(bytes), Some((source, modified)))
+            }
             other => (other, None),
         };
         let before = match before {
@@ -433,8 +435,8 @@ impl Journal {
                     if !present {
                         self.fs.create_dir_all(&self.objects()).await?;
                         let linked = match source {
-                            Some(source) if self.hard_links => {
-                                self.link_object(source, &object, bytes)
+                            Some((source, modified)) if self.hard_links => {
+                                self.link_object(source, modified, &object, bytes)
                             }
                             _ => false,
                         };
@@ -487,16 +489,23 @@ impl Journal {
 
     /// Hard links need Unix here: a copy is written.
     #[cfg(not(unix))]
-    fn link_object(&self, _: &Path, _: &Path, _: &[u8]) -> bool {
+    fn link_object(&self, _: &Path, _: SystemTime, _: &Path, _: &[u8]) -> bool {
         false
     }
 
     /// Hard-links `source` to `object` when it is a regular file with no other
-    /// link that holds exactly `bytes` (see [`Journal::with_hard_links`]);
-    /// whether it did. Any failure (another file system, permissions) is a
-    /// `false`: the caller writes a copy.
+    /// link that still is what the tool read (`bytes`, last modified at
+    /// `modified`: the same size and time, and the same first and last bytes; see
+    /// [`Journal::with_hard_links`]); whether it did. Any failure (another file
+    /// system, permissions) is a `false`: the caller writes a copy.
     #[cfg(unix)]
-    fn link_object(&self, source: &Path, object: &Path, bytes: &[u8]) -> bool {
+    fn link_object(
+        &self,
+        source: &Path,
+        modified: SystemTime,
+        object: &Path,
+        bytes: &[u8],
+    ) -> bool {
         let objects = self.objects();
         let link = || -> std::io::Result<bool> {
             use std::os::unix::fs::MetadataExt;
@@ -504,6 +513,7 @@ impl Journal {
             if !metadata.file_type().is_file()
                 || metadata.nlink() != 1
                 || metadata.len() != bytes.len() as u64
+                || metadata.modified()? != modified
             {
                 return Ok(false);
             }
@@ -654,23 +664,24 @@ pub(crate) async fn previous_content(
     }
 }
 
-/// Whether the file at `path` holds exactly `bytes` (read in 1 MiB pieces).
+/// Whether the file at `path` starts and ends with the bytes `bytes` starts and
+/// ends with (64 KiB of each; the size and time were compared already). A full
+/// comparison would read the file again; the journal checks every object's
+/// SHA-256 before an undo uses it, so a file that differs in between is never
+/// restored, only reported damaged.
 #[cfg(unix)]
 fn same_bytes(path: &Path, bytes: &[u8]) -> std::io::Result<bool> {
-    use std::io::Read;
-    let mut file = std::fs::File::open(path)?;
-    let mut buffer = vec![0; (1 << 20).min(bytes.len() + 1)];
-    let mut compared = 0;
-    loop {
-        let read = file.read(&mut buffer)?;
-        if read == 0 {
-            return Ok(compared == bytes.len());
-        }
-        if bytes.get(compared..compared + read) != buffer.get(..read) {
+    use std::os::unix::fs::FileExt;
+    const SAMPLE: usize = 64 * 1024;
+    let file = std::fs::File::open(path)?;
+    let mut buffer = vec![0; SAMPLE.min(bytes.len())];
+    for at in [0, bytes.len() - buffer.len()] {
+        file.read_exact_at(&mut buffer, at as u64)?;
+        if bytes.get(at..at + buffer.len()) != Some(&buffer[..]) {
             return Ok(false);
         }
-        compared += read;
     }
+    Ok(true)
 }
 
 /// Runs blocking file-system calls from async code: in place on a
@@ -707,9 +718,10 @@ pub(crate) enum Before<'a> {
     Absent,
     /// Its bytes.
     Content(&'a [u8]),
-    /// Its bytes, read from the file at this path of the tool's file system (which
-    /// a journal [`with_hard_links`](Journal::with_hard_links) may link rather than copy).
-    ContentAt(&'a [u8], &'a Path),
+    /// Its bytes, read from the file at this path of the tool's file system, last
+    /// modified at this time when it was read (a journal
+    /// [`with_hard_links`](Journal::with_hard_links) may link it rather than copy).
+    ContentAt(&'a [u8], &'a Path, SystemTime),
     /// It has this many bytes, too many to read for the journal.
     TooLarge(u64),
 }

@@ -191,7 +191,11 @@ async fn a_previous_content_still_in_its_file_is_hard_linked_not_copied() {
                     tag: &tag(),
                     index: 0,
                     path: &path,
-                    before: Before::ContentAt(bytes, &path),
+                    before: Before::ContentAt(
+                        bytes,
+                        &path,
+                        std::fs::metadata(&path).unwrap().modified().unwrap(),
+                    ),
                     after: FileState::of(Some(b"new")),
                     undoes: Vec::new(),
                 })
@@ -215,7 +219,7 @@ async fn a_previous_content_still_in_its_file_is_hard_linked_not_copied() {
     // The file no longer holds the bytes (changed since they were read): a copy.
     let changed = dir.path().join("changed.txt");
     std::fs::write(&changed, b"changed since\n").unwrap();
-    let object = record(changed.clone(), b"read before!\n").await;
+    let object = record(changed.clone(), b"read before!!\n").await;
     assert_ne!(object.ino(), std::fs::metadata(&changed).unwrap().ino());
     // A file with another link could change under the journal: a copy.
     let shared = dir.path().join("shared.txt");

@@ -94,7 +94,10 @@ impl EditJob<'_> {
             &tag,
             0,
             &self.path,
-            Before::ContentAt(loaded.bytes(), &self.path),
+            match metadata.modified {
+                Some(modified) => Before::ContentAt(loaded.bytes(), &self.path, modified),
+                None => Before::Content(loaded.bytes()),
+            },
             Some(&bytes),
         )
         .await;
