@@ -33,8 +33,9 @@ use crate::tool::{
 
 /// Bytes read before deciding what kind of file this is.
 const HEADER_BYTES: usize = 8192;
-/// Chunk size of the streaming pass.
-const CHUNK_BYTES: usize = 256 * 1024;
+/// Chunk size of the streaming pass (reached by growing from 8 KiB while reads fill
+/// the buffer): 1 MiB, so that a page deep in a large file is reached in few reads.
+const CHUNK_BYTES: usize = 1024 * 1024;
 /// Image files larger than this are not loaded.
 const MAX_IMAGE_FILE_BYTES: u64 = 64 * 1024 * 1024;
 const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";

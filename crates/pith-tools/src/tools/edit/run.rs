@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use pith_env::{FileKind, FileSystem, FsError, FsErrorKind, Metadata};
 use pith_text::{
-    Edit, EditMatch, MatchTier, apply_edits_replacing_all, check_representable, display_diff,
+    Edit, EditMatch, MatchTier, apply_edits_borrowed, check_representable, display_diff,
     unified_patch,
 };
 use serde_json::json;
@@ -83,9 +83,9 @@ impl EditJob<'_> {
                 })?;
             }
         }
-        let outcome = apply_edits_replacing_all(loaded.text(), &self.edits, &self.replace_all)
+        let outcome = apply_edits_borrowed(loaded.text(), &self.edits, &self.replace_all)
             .map_err(|error| ToolError::new(error.render(raw, self.edits.len())))?;
-        let bytes = loaded.encode_edit(&outcome.file_text, raw, "edit")?;
+        let bytes = loaded.encode_edit(outcome.file_text(), raw, "edit")?;
         // Last check: once the atomic write starts it completes.
         aborted()?;
         let tag = CallTag::new("edit", &self.context.group);
@@ -106,7 +106,7 @@ impl EditJob<'_> {
             .map_err(|error| self.failure(&error))?;
         self.context
             .session
-            .record_written_text(fs, &self.path, &bytes, &outcome.file_text)
+            .record_written_text(fs, &self.path, &bytes, outcome.file_text())
             .await;
         let diff = display_diff(&outcome.old_content, &outcome.new_content, CONTEXT_LINES);
         let patch = unified_patch(
