@@ -593,7 +593,11 @@ fn the_borrowed_result_equals_the_owned_one_and_copies_lf_text_once() {
         old_text: "b = 1".to_owned(),
         new_text: "b = 2".to_owned(),
     };
-    for file in ["a\nb = 1\nc\n", "a\r\nb = 1\r\nc\r\n", "\u{FEFF}a\nb = 1\nc\n"] {
+    for file in [
+        "a\nb = 1\nc\n",
+        "a\r\nb = 1\r\nc\r\n",
+        "\u{FEFF}a\nb = 1\nc\n",
+    ] {
         let owned = apply_edits(file, std::slice::from_ref(&edit)).unwrap();
         let borrowed = apply_edits_borrowed(file, std::slice::from_ref(&edit), &[]).unwrap();
         assert_eq!(borrowed.file_text(), owned.file_text);
