@@ -63,6 +63,42 @@ pub struct EditOutcome {
     pub matches: Vec<EditMatch>,
 }
 
+/// [`apply_edits_borrowed`]'s result: an [`EditOutcome`] that copies the file only
+/// where it must. For a file without `\r` or BOM the old content is the original
+/// text itself and the file text is the new content, so an edit holds one new copy
+/// of the file rather than three.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EditResult<'a> {
+    /// As [`EditOutcome::old_content`] (borrowed from the original when it is LF text).
+    pub old_content: Cow<'a, str>,
+    /// As [`EditOutcome::new_content`].
+    pub new_content: String,
+    /// The file text when it differs from `new_content` (a BOM, `\r` endings).
+    file_text: Option<String>,
+    /// As [`EditOutcome::matches`].
+    pub matches: Vec<EditMatch>,
+}
+
+impl EditResult<'_> {
+    /// As [`EditOutcome::file_text`].
+    #[must_use]
+    pub fn file_text(&self) -> &str {
+        self.file_text.as_deref().unwrap_or(&self.new_content)
+    }
+
+    /// The owned [`EditOutcome`].
+    #[must_use]
+    pub fn into_outcome(self) -> EditOutcome {
+        let file_text = self.file_text.unwrap_or_else(|| self.new_content.clone());
+        EditOutcome {
+            old_content: self.old_content.into_owned(),
+            new_content: self.new_content,
+            file_text,
+            matches: self.matches,
+        }
+    }
+}
+
 /// One located edit: `range` of the LF text becomes `replacement`.
 struct Located<'a> {
     index: usize,
@@ -122,6 +158,20 @@ pub fn apply_edits_replacing_all(
     edits: &[Edit],
     replace_all: &[bool],
 ) -> Result<EditOutcome, EditError> {
+    apply_edits_borrowed(original, edits, replace_all).map(EditResult::into_outcome)
+}
+
+/// [`apply_edits_replacing_all`] returning an [`EditResult`], which borrows the
+/// original where it can instead of copying it.
+///
+/// # Errors
+///
+/// As [`apply_edits`].
+pub fn apply_edits_borrowed<'a>(
+    original: &'a str,
+    edits: &[Edit],
+    replace_all: &[bool],
+) -> Result<EditResult<'a>, EditError> {
     if edits.is_empty() {
         return Err(EditError::NoEdits);
     }
@@ -167,15 +217,16 @@ pub fn apply_edits_replacing_all(
         let mut file_text = String::with_capacity(bom.len() + body.len() + new_content.len() / 8);
         file_text.push_str(bom);
         file_text.push_str(&document.rebuild(&replacements, body.len()));
-        file_text
+        Some(file_text)
     } else if bom.is_empty() {
-        new_content.clone()
+        None
     } else {
-        format!("{bom}{new_content}")
+        Some(format!("{bom}{new_content}"))
     };
     let matches = line_numbers(text, &located);
-    Ok(EditOutcome {
-        old_content: text.to_owned(),
+    drop(located);
+    Ok(EditResult {
+        old_content: document.into_lf(),
         new_content,
         file_text,
         matches,

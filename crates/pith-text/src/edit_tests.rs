@@ -446,3 +446,27 @@ fn replace_all_replaces_every_exact_occurrence_and_counts_them() {
         "{missing:?}"
     );
 }
+
+#[test]
+fn the_borrowed_result_equals_the_owned_one_and_copies_lf_text_once() {
+    let edit = Edit {
+        old_text: "b = 1".to_owned(),
+        new_text: "b = 2".to_owned(),
+    };
+    for file in [
+        "a\nb = 1\nc\n",
+        "a\r\nb = 1\r\nc\r\n",
+        "\u{FEFF}a\nb = 1\nc\n",
+    ] {
+        let owned = apply_edits(file, std::slice::from_ref(&edit)).unwrap();
+        let borrowed = apply_edits_borrowed(file, std::slice::from_ref(&edit), &[]).unwrap();
+        assert_eq!(borrowed.file_text(), owned.file_text);
+        assert_eq!(borrowed.clone().into_outcome(), owned);
+        let plain_lf = !file.contains('\r');
+        assert_eq!(
+            matches!(borrowed.old_content, Cow::Borrowed(_)),
+            plain_lf,
+            "{file:?}"
+        );
+    }
+}

@@ -51,6 +51,11 @@ impl<'a> LfText<'a> {
         &self.lf
     }
 
+    /// The LF-normalised text, borrowed from the original when it had no `\r`.
+    pub(crate) fn into_lf(self) -> Cow<'a, str> {
+        self.lf
+    }
+
     /// Whether the original had any `\r` (otherwise it equals [`Self::lf`]).
     pub(crate) fn had_carriage_returns(&self) -> bool {
         matches!(self.lf, Cow::Owned(_))

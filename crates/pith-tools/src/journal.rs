@@ -195,6 +195,8 @@ pub struct Journal {
     fs: Arc<dyn FileSystem>,
     dir: PathBuf,
     limits: JournalLimits,
+    /// Previous contents may be hard-linked into `objects/` (see [`Journal::with_hard_links`]).
+    hard_links: bool,
     /// Serialises this process's writers and caches the journal's size.
     state: Mutex<Option<u64>>,
 }
@@ -224,8 +226,25 @@ impl Journal {
             fs,
             dir: dir.into(),
             limits: JournalLimits::default(),
+            hard_links: false,
             state: Mutex::new(None),
         }
+    }
+
+    /// Lets the journal store a previous content by hard-linking the file that
+    /// holds it into `objects/` rather than writing a copy, when the file is on
+    /// this machine and on the journal's file system, is a regular file with no
+    /// other link, and still holds exactly those bytes (compared byte for byte
+    /// after linking, so a file elsewhere, such as a remote workspace's file at
+    /// the same path, is never taken for it). The tool then replaces the file
+    /// by renaming a new one over it, so the linked bytes stay as they were.
+    /// The old bytes are not written a second time; they are as durable as the
+    /// file was. Only for a journal whose file system is this machine's
+    /// (`LocalEnv`): the link is made with the operating system's calls.
+    #[must_use]
+    pub fn with_hard_links(mut self) -> Journal {
+        self.hard_links = true;
+        self
     }
 
     /// Sets the caps.
@@ -368,6 +387,12 @@ impl Journal {
         };
         let mut note = None;
         // Over the per-file cap: only the size is recorded.
+        let (before, source) = match before {
+            Before::ContentAt(bytes, source, modified) => {
+                (Before::Content(bytes), Some((source, modified)))
+            }
+            other => (other, None),
+        };
         let before = match before {
             Before::Content(bytes) if bytes.len() as u64 > self.limits.file_bytes => {
                 Before::TooLarge(bytes.len() as u64)
@@ -375,7 +400,7 @@ impl Journal {
             other => other,
         };
         let before_state = match before {
-            Before::Absent => FileState::Absent,
+            Before::Absent | Before::ContentAt(..) => FileState::Absent,
             Before::TooLarge(len) => {
                 note = Some(self.too_large_note(path, len));
                 FileState::NotUndoable {
@@ -409,7 +434,15 @@ impl Journal {
                     }
                     if !present {
                         self.fs.create_dir_all(&self.objects()).await?;
-                        self.fs.write_atomic(&object, bytes).await?;
+                        let linked = match source {
+                            Some((source, modified)) if self.hard_links => {
+                                self.link_object(source, modified, &object, bytes)
+                            }
+                            _ => false,
+                        };
+                        if !linked {
+                            self.fs.write_atomic(&object, bytes).await?;
+                        }
                         total += len;
                     }
                     FileState::Content {
@@ -452,6 +485,60 @@ impl Journal {
         total += bytes.len() as u64;
         *size = Some(total);
         Ok(Recorded { note })
+    }
+
+    /// Hard links need Unix here: a copy is written.
+    #[cfg(not(unix))]
+    fn link_object(&self, _: &Path, _: SystemTime, _: &Path, _: &[u8]) -> bool {
+        false
+    }
+
+    /// Hard-links `source` to `object` when it is a regular file with no other
+    /// link that still is what the tool read (`bytes`, last modified at
+    /// `modified`: the same size and time, and the same first and last bytes; see
+    /// [`Journal::with_hard_links`]); whether it did. Any failure (another file
+    /// system, permissions) is a `false`: the caller writes a copy.
+    #[cfg(unix)]
+    fn link_object(
+        &self,
+        source: &Path,
+        modified: SystemTime,
+        object: &Path,
+        bytes: &[u8],
+    ) -> bool {
+        let objects = self.objects();
+        let link = || -> std::io::Result<bool> {
+            use std::os::unix::fs::MetadataExt;
+            let metadata = std::fs::symlink_metadata(source)?;
+            if !metadata.file_type().is_file()
+                || metadata.nlink() != 1
+                || metadata.len() != bytes.len() as u64
+                || metadata.modified()? != modified
+            {
+                return Ok(false);
+            }
+            let temp = objects.join(format!(".link-{}", random_id()));
+            std::fs::hard_link(source, &temp)?;
+            let verified = (|| -> std::io::Result<bool> {
+                let linked = std::fs::symlink_metadata(&temp)?;
+                if (linked.dev(), linked.ino()) != (metadata.dev(), metadata.ino()) {
+                    return Ok(false);
+                }
+                same_bytes(&temp, bytes)
+            })();
+            if !matches!(verified, Ok(true)) {
+                let _ = std::fs::remove_file(&temp);
+                return verified;
+            }
+            if let Err(error) = std::fs::rename(&temp, object) {
+                let _ = std::fs::remove_file(&temp);
+                return Err(error);
+            }
+            // The new name survives a crash (the bytes are as durable as the file was).
+            std::fs::File::open(&objects)?.sync_all()?;
+            Ok(true)
+        };
+        in_place(|| link().unwrap_or(false))
     }
 
     fn too_large_note(&self, path: &Path, len: u64) -> String {
@@ -577,6 +664,41 @@ pub(crate) async fn previous_content(
     }
 }
 
+/// Whether the file at `path` starts and ends with the bytes `bytes` starts and
+/// ends with (64 KiB of each; the size and time were compared already). A full
+/// comparison would read the file again; the journal checks every object's
+/// SHA-256 before an undo uses it, so a file that differs in between is never
+/// restored, only reported damaged.
+#[cfg(unix)]
+fn same_bytes(path: &Path, bytes: &[u8]) -> std::io::Result<bool> {
+    use std::os::unix::fs::FileExt;
+    const SAMPLE: usize = 64 * 1024;
+    let file = std::fs::File::open(path)?;
+    let mut buffer = vec![0; SAMPLE.min(bytes.len())];
+    for at in [0, bytes.len() - buffer.len()] {
+        file.read_exact_at(&mut buffer, at as u64)?;
+        if bytes.get(at..at + buffer.len()) != Some(&buffer[..]) {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+/// Runs blocking file-system calls from async code: in place on a
+/// multi-threaded runtime (the worker hands its other tasks on), directly
+/// otherwise (a current-thread runtime has nothing else to run meanwhile).
+#[cfg(unix)]
+fn in_place<T>(work: impl FnOnce() -> T) -> T {
+    use tokio::runtime::{Handle, RuntimeFlavor};
+    if Handle::try_current()
+        .is_ok_and(|handle| handle.runtime_flavor() == RuntimeFlavor::MultiThread)
+    {
+        tokio::task::block_in_place(work)
+    } else {
+        work()
+    }
+}
+
 /// One file's change, as [`Journal::record`] takes it.
 pub(crate) struct Change<'a> {
     pub(crate) tag: &'a CallTag,
@@ -596,6 +718,10 @@ pub(crate) enum Before<'a> {
     Absent,
     /// Its bytes.
     Content(&'a [u8]),
+    /// Its bytes, read from the file at this path of the tool's file system, last
+    /// modified at this time when it was read (a journal
+    /// [`with_hard_links`](Journal::with_hard_links) may link it rather than copy).
+    ContentAt(&'a [u8], &'a Path, SystemTime),
     /// It has this many bytes, too many to read for the journal.
     TooLarge(u64),
 }

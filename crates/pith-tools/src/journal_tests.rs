@@ -176,3 +176,62 @@ fn the_default_directory_is_under_the_state_home_keyed_by_workspace() {
         dir.display()
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_previous_content_still_in_its_file_is_hard_linked_not_copied() {
+    use std::os::unix::fs::MetadataExt;
+    let dir = tempfile::TempDir::new().unwrap();
+    let local: Arc<dyn FileSystem> = Arc::new(pith_env::LocalEnv::new());
+    let journal = Journal::new(local, dir.path().join("journal")).with_hard_links();
+    let record = |path: std::path::PathBuf, bytes: &'static [u8]| {
+        let journal = &journal;
+        async move {
+            let recorded = journal
+                .record(Change {
+                    tag: &tag(),
+                    index: 0,
+                    path: &path,
+                    before: Before::ContentAt(
+                        bytes,
+                        &path,
+                        std::fs::metadata(&path).unwrap().modified().unwrap(),
+                    ),
+                    after: FileState::of(Some(b"new")),
+                    undoes: Vec::new(),
+                })
+                .await;
+            assert_eq!(recorded.note, None);
+            let entries = journal.entries().await.unwrap();
+            let Some(FileState::Content { hash, .. }) = entries.last().map(|e| e.before.clone())
+            else {
+                panic!("no content");
+            };
+            assert_eq!(journal.content(&hash).await.unwrap(), bytes);
+            std::fs::metadata(journal.object(&hash)).unwrap()
+        }
+    };
+    // The file holds the bytes: its inode becomes the object.
+    let linked = dir.path().join("linked.txt");
+    std::fs::write(&linked, b"old content\n").unwrap();
+    let object = record(linked.clone(), b"old content\n").await;
+    assert_eq!(object.ino(), std::fs::metadata(&linked).unwrap().ino());
+    assert_eq!(object.nlink(), 2);
+    // The file no longer holds the bytes (changed since they were read): a copy.
+    let changed = dir.path().join("changed.txt");
+    std::fs::write(&changed, b"changed since\n").unwrap();
+    let object = record(changed.clone(), b"read before!!\n").await;
+    assert_ne!(object.ino(), std::fs::metadata(&changed).unwrap().ino());
+    // A file with another link could change under the journal: a copy.
+    let shared = dir.path().join("shared.txt");
+    std::fs::write(&shared, b"two names\n").unwrap();
+    std::fs::hard_link(&shared, dir.path().join("other-name.txt")).unwrap();
+    let object = record(shared.clone(), b"two names\n").await;
+    assert_ne!(object.ino(), std::fs::metadata(&shared).unwrap().ino());
+    // No temp links are left behind.
+    let leftovers: Vec<_> = std::fs::read_dir(dir.path().join("journal/objects"))
+        .unwrap()
+        .filter_map(|entry| entry.ok())
+        .filter(|entry| entry.file_name().to_string_lossy().starts_with('.'))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}

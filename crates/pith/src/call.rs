@@ -8,7 +8,8 @@ use std::sync::{Arc, Mutex};
 use pith_tools::{CallOptions, OverwritePolicy, ToolUpdate, UpdateFn};
 use serde_json::Value;
 
-use crate::config::{ArgsInput, CallConfig, UsageError, parse_json_args};
+use crate::args_in_place::parse_args_in_place;
+use crate::config::{ArgsInput, CallConfig, UsageError};
 use crate::render;
 
 /// Exit status when the tool reports an error.
@@ -120,7 +121,9 @@ fn written_path(args: &Value, cwd: &std::path::Path) -> Option<std::path::PathBu
 }
 
 /// Reads the arguments from stdin. On a terminal with nothing piped in, a call without
-/// arguments gets `{}` instead of waiting for input.
+/// arguments gets `{}` instead of waiting for input. The largest string (a `write`'s
+/// content) is unescaped within the text read, so it is held once, not twice
+/// ([`crate::args_in_place`]).
 async fn read_stdin_args() -> anyhow::Result<Value> {
     if std::io::stdin().is_terminal() {
         return Ok(Value::Object(serde_json::Map::new()));
@@ -135,5 +138,5 @@ async fn read_stdin_args() -> anyhow::Result<Value> {
             "cannot read the JSON arguments from stdin: {error}"
         ))
     })?;
-    Ok(parse_json_args(&text, "the JSON on stdin")?)
+    Ok(parse_args_in_place(text, "the JSON on stdin")?)
 }

@@ -147,7 +147,9 @@ impl Workspace {
             // The journal lives on this machine, with the user's state.
             let local: std::sync::Arc<dyn pith_env::FileSystem> =
                 std::sync::Arc::new(pith_env::LocalEnv::new());
-            config.journal = Some(std::sync::Arc::new(pith_tools::Journal::new(local, dir)));
+            config.journal = Some(std::sync::Arc::new(
+                pith_tools::Journal::new(local, dir).with_hard_links(),
+            ));
         }
         crate::extend::builder(env.clone(), &self.tools)
             .cwd(&self.cwd)

@@ -6,6 +6,7 @@
 //! its `main` (see `examples/custom-tool`).
 
 mod app;
+mod args_in_place;
 mod batch;
 mod call;
 mod cli;

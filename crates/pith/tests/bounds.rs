@@ -5,7 +5,7 @@ use tempfile::TempDir;
 
 use crate::file_tools::pith;
 use crate::mcp::{Server, text};
-use crate::support::{peak_rss_kib, run_measured};
+use crate::support::{peak_rss_kib, run_measured, run_measured_with_input};
 
 /// A 74-byte PNG whose header claims 65535x65535 pixels of 16-bit RGBA (34 GB decoded).
 fn png_bomb() -> Vec<u8> {
@@ -287,4 +287,44 @@ fn an_exact_edit_of_a_1_gib_file_runs_in_bounded_memory() {
     let mut tail = Vec::new();
     file.read_to_end(&mut tail).unwrap();
     assert_eq!(tail, b"\0\nLAST\n");
+}
+
+#[test]
+fn a_50_mib_write_through_pith_call_holds_its_content_about_once() {
+    let dir = TempDir::new().unwrap();
+    let write = |json: String| {
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_pith"));
+        command.args(["call", "write", "-", "--cwd", dir.path().to_str().unwrap()]);
+        let measured = run_measured_with_input(command, Some(json.into_bytes()));
+        assert!(measured.status.success(), "{}", measured.stdout_text());
+        measured.peak_kib
+    };
+    // The same process writing a few bytes: what pith needs besides the content.
+    let baseline_kib = write(json!({"path": "out.txt", "content": "small"}).to_string());
+    // 1 KiB lines with escapes (quotes, a tab, a newline) and a non-ASCII character.
+    let line = format!("let s = \"{}\";\t// é\n", "z".repeat(1006));
+    let escaped = serde_json::to_string(&line).unwrap();
+    let escaped = &escaped[1..escaped.len() - 1];
+    let lines = (50 << 20) / line.len();
+    let json = format!(
+        r#"{{"path": "out.txt", "content": "{}"}}"#,
+        escaped.repeat(lines)
+    );
+    let peak_kib = write(json);
+    let written = std::fs::read(dir.path().join("out.txt")).unwrap();
+    assert_eq!(written.len(), line.len() * lines);
+    assert!(
+        written
+            .chunks(line.len())
+            .all(|chunk| chunk == line.as_bytes())
+    );
+    let size_kib = written.len() as u64 / 1024;
+    // Parsed the usual way, the JSON text and the parsed content are held at once (2x).
+    assert!(
+        peak_kib <= baseline_kib + size_kib * 115 / 100,
+        "pith peaked at {} MiB (baseline {} MiB) writing {} MiB",
+        peak_kib / 1024,
+        baseline_kib / 1024,
+        size_kib / 1024
+    );
 }

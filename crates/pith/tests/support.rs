@@ -34,14 +34,28 @@ pub(crate) fn peak_rss_kib(pid: u32) -> Option<u64> {
 /// VmHWM belongs to the memory of the program after `exec`, so it measures pith alone.
 /// (`wait4`'s `ru_maxrss` does not: it keeps the high-water mark of the test process the
 /// child was forked from, which other tests running in parallel can make large.)
-pub(crate) fn run_measured(mut command: Command) -> Measured {
+pub(crate) fn run_measured(command: Command) -> Measured {
+    run_measured_with_input(command, None)
+}
+
+/// [`run_measured`] with `input` written to the command's stdin (then closed).
+pub(crate) fn run_measured_with_input(mut command: Command, input: Option<Vec<u8>>) -> Measured {
     let mut child = command
         .env_remove("RUST_LOG")
-        .stdin(Stdio::null())
+        .stdin(if input.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    let writer = input.map(|input| {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().unwrap();
+        thread::spawn(move || stdin.write_all(&input))
+    });
     let pid = child.id();
     let mut stdout = child.stdout.take().unwrap();
     let mut stderr = child.stderr.take().unwrap();
@@ -65,6 +79,9 @@ pub(crate) fn run_measured(mut command: Command) -> Measured {
         }
         thread::sleep(Duration::from_millis(5));
     };
+    if let Some(writer) = writer {
+        writer.join().unwrap().unwrap();
+    }
     Measured {
         status,
         stdout: out.join().unwrap(),

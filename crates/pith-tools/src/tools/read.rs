@@ -8,6 +8,7 @@
 //! memory stays bounded whatever the file's size.
 
 mod image;
+mod index;
 mod text;
 
 use std::path::Path;
@@ -33,8 +34,9 @@ use crate::tool::{
 
 /// Bytes read before deciding what kind of file this is.
 const HEADER_BYTES: usize = 8192;
-/// Chunk size of the streaming pass.
-const CHUNK_BYTES: usize = 256 * 1024;
+/// Chunk size of the streaming pass (reached by growing from 8 KiB while reads fill
+/// the buffer): 1 MiB, so that a page deep in a large file is reached in few reads.
+const CHUNK_BYTES: usize = 1024 * 1024;
 /// Image files larger than this are not loaded.
 const MAX_IMAGE_FILE_BYTES: u64 = 64 * 1024 * 1024;
 const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
@@ -72,6 +74,8 @@ pub(crate) struct ReadArgs {
 
 pub(crate) struct ReadTool {
     definition: ToolDefinition,
+    /// Where lines of the large files this session read start.
+    lines: index::LineIndexes,
 }
 
 impl ReadTool {
@@ -85,6 +89,7 @@ impl ReadTool {
                 prompt_guidelines: &["Use read to examine files instead of cat or sed."],
                 annotations: READ_ONLY,
             }),
+            lines: index::LineIndexes::default(),
         }
     }
 }
@@ -107,7 +112,7 @@ impl Tool for ReadTool {
         context: &ToolContext,
         cancel: CancellationToken,
     ) -> Result<ToolOutput, ToolError> {
-        read(&args, context, &cancel).await
+        read(&args, context, &cancel, &self.lines).await
     }
 }
 
@@ -115,6 +120,7 @@ async fn read(
     args: &ReadArgs,
     context: &ToolContext,
     cancel: &CancellationToken,
+    indexes: &index::LineIndexes,
 ) -> Result<ToolOutput, ToolError> {
     let fs = &**context.read_fs();
     let path = resolve_read_path(&args.path, &context.cwd, fs).await?;
@@ -175,6 +181,16 @@ async fn read(
     if let Some(lines) = &mut lines {
         lines.update(body);
     }
+    // A file read by stamp is read only as far as the page: its line index helps.
+    let index = hasher
+        .is_none()
+        .then(|| index::FileKey::of(&path, &metadata))
+        .flatten()
+        .map(|key| Indexed {
+            key,
+            indexes,
+            bom: (header.len() - body.len()) as u64,
+        });
     let text = TextFile {
         path: &path,
         reader: &mut *reader,
@@ -182,6 +198,7 @@ async fn read(
         lines,
         stamp,
         may_decode: metadata.len <= DECODE_MAX_BYTES,
+        index,
     };
     let result = read_text(args, text, body, context, cancel).await?;
     match result {
@@ -299,6 +316,16 @@ struct TextFile<'a> {
     stamp: Option<Fingerprint>,
     /// Small enough to be decoded whole when it turns out not to be UTF-8.
     may_decode: bool,
+    /// The session's line index, for a file read only as far as the page.
+    index: Option<Indexed<'a>>,
+}
+
+/// A file's entry in the session's line indexes.
+struct Indexed<'a> {
+    key: index::FileKey,
+    indexes: &'a index::LineIndexes,
+    /// Bytes of the BOM before the text (line positions count from after it).
+    bom: u64,
 }
 
 /// What [`read_text`] found.
@@ -324,6 +351,7 @@ async fn read_text(
         mut lines,
         stamp,
         may_decode,
+        index,
     } = file;
     let fs = &**context.read_fs_for(path);
     let window = text::Window {
@@ -331,13 +359,35 @@ async fn read_text(
         limit: args.limit,
         limits: TruncationLimits::default(),
     };
-    let mut scanner = text::Scanner::new(window);
+    // A line start known from an earlier read, past the first bytes, is read from.
+    let resume = index
+        .as_ref()
+        .and_then(|indexed| indexed.indexes.before(&indexed.key, window.start))
+        .filter(|at| at.pos > body.len() as u64);
+    let mut scanner = match resume {
+        Some(at) => text::Scanner::resume(window, at),
+        None => text::Scanner::new(window),
+    };
     if hasher.is_none() {
         // Too large to hash: read only as far as the answer needs.
         scanner = scanner.count_ahead(text::COUNT_AHEAD_BYTES);
     }
-    scanner.feed(body);
-    let scan = match stream_rest(reader, &mut scanner, &mut hasher, &mut lines, cancel).await? {
+    if index.is_some() {
+        scanner = scanner.noting_checkpoints();
+    }
+    let stopped = match (resume, &index) {
+        (Some(at), Some(indexed)) => {
+            stream_from(fs, path, indexed.bom + at.pos, &mut scanner, cancel).await?
+        }
+        _ => {
+            scanner.feed(body);
+            stream_rest(reader, &mut scanner, &mut hasher, &mut lines, cancel).await?
+        }
+    };
+    if let (Some(indexed), Some(found)) = (index, scanner.checkpoints()) {
+        indexed.indexes.add(indexed.key, found);
+    }
+    let scan = match stopped {
         Stopped::ToEnd => scanner.finish(),
         Stopped::Enough => scanner.finish_early(),
     };
@@ -448,6 +498,33 @@ async fn stream_rest(
             lines.update(&chunk[..read]);
         }
         scanner.feed(&chunk[..read]);
+    }
+}
+
+/// Feeds the file from byte `offset` on to a scanner resumed there, until the
+/// end or until the scanner is satisfied (reads by range: the reader opened
+/// first is at the start of the file).
+async fn stream_from(
+    fs: &dyn pith_env::FileSystem,
+    path: &Path,
+    mut offset: u64,
+    scanner: &mut text::Scanner,
+    cancel: &CancellationToken,
+) -> Result<Stopped, ToolError> {
+    loop {
+        ToolError::check_cancelled(cancel)?;
+        let chunk = fs
+            .read_range(path, offset, CHUNK_BYTES)
+            .await
+            .map_err(|error| ToolError::new(describe_fs_error(&error)))?;
+        if chunk.is_empty() {
+            return Ok(Stopped::ToEnd);
+        }
+        offset += chunk.len() as u64;
+        scanner.feed(&chunk);
+        if scanner.satisfied() {
+            return Ok(Stopped::Enough);
+        }
     }
 }
 

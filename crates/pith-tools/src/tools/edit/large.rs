@@ -12,8 +12,9 @@
 //!
 //! Measured (`bench/bounds/run`, release build, 2026-11-30, loaded 2-core
 //! machine): one exact edit of a 1 GiB file took 1.93x a `cp` of it in the same
-//! run at 11.6 MiB peak RSS; a 20 MiB file, below this threshold and so edited in
-//! memory, took 15x its `cp` at 89 MiB. Figures and goals: docs/bounds.md.
+//! run at 11.6 MiB peak RSS (a 256 MiB file 1.57x at 13 MiB); a 20 MiB file,
+//! below this threshold and so edited in memory, took 34x its `cp` (7.2x an
+//! fsynced copy) at 54 MiB. Figures and goals: docs/bounds.md.
 
 use std::path::Path;
 

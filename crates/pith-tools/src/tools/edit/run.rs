@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use pith_env::{FileKind, FileSystem, FsError, FsErrorKind, Metadata};
 use pith_text::{
-    Edit, EditMatch, MatchTier, apply_edits_replacing_all, check_representable, display_diff,
+    Edit, EditMatch, MatchTier, apply_edits_borrowed, check_representable, display_diff,
     unified_patch,
 };
 use serde_json::json;
@@ -84,9 +84,9 @@ impl EditJob<'_> {
                 })?;
             }
         }
-        let outcome = apply_edits_replacing_all(loaded.text(), &self.edits, &self.replace_all)
+        let outcome = apply_edits_borrowed(loaded.text(), &self.edits, &self.replace_all)
             .map_err(|error| ToolError::new(engine_error(&error, raw, self.edits.len())))?;
-        let bytes = loaded.encode_edit(&outcome.file_text, raw, "edit")?;
+        let bytes = loaded.encode_edit(outcome.file_text(), raw, "edit")?;
         // Last check: once the atomic write starts it completes.
         aborted()?;
         let tag = CallTag::new("edit", &self.context.group);
@@ -95,7 +95,10 @@ impl EditJob<'_> {
             &tag,
             0,
             &self.path,
-            Before::Content(loaded.bytes()),
+            match metadata.modified {
+                Some(modified) => Before::ContentAt(loaded.bytes(), &self.path, modified),
+                None => Before::Content(loaded.bytes()),
+            },
             Some(&bytes),
         )
         .await;
@@ -104,7 +107,7 @@ impl EditJob<'_> {
             .map_err(|error| self.failure(&error))?;
         self.context
             .session
-            .record_written_text(fs, &self.path, &bytes, &outcome.file_text)
+            .record_written_text(fs, &self.path, &bytes, outcome.file_text())
             .await;
         let diff = display_diff(&outcome.old_content, &outcome.new_content, CONTEXT_LINES);
         let patch = unified_patch(

@@ -17,11 +17,15 @@ use memchr::memchr;
 use pith_text::{TruncatedBy, Truncation, TruncationLimits, format_size};
 use serde_json::{Value, json};
 
+use super::index::{Checkpoint, LineIndex};
 use crate::details::ReadDetails;
 use crate::tool::details_value;
 
 /// How far past the shown lines a large file's lines are still counted.
 pub(super) const COUNT_AHEAD_BYTES: u64 = 4 * 1024 * 1024;
+/// Lines are skipped by counting the newlines of blocks this large at a time
+/// (SIMD counting; the exact newline is looked for only in the block it is in).
+const SKIP_BLOCK_BYTES: usize = 64 * 1024;
 
 /// Which lines to show.
 #[derive(Clone, Copy, Debug)]
@@ -93,6 +97,8 @@ pub(super) struct Scanner {
     count_ahead: Option<u64>,
     /// Where the window was complete, once it is.
     window_done_at: Option<u64>,
+    /// Line starts noted for the session's line index, when asked for.
+    checkpoints: Option<LineIndex>,
     scan: Scan,
 }
 
@@ -110,6 +116,7 @@ impl Scanner {
             last_byte: None,
             count_ahead: None,
             window_done_at: None,
+            checkpoints: None,
             scan: Scan {
                 text: String::new(),
                 kept_lines: 0,
@@ -128,6 +135,34 @@ impl Scanner {
         scanner
     }
 
+    /// A scanner that starts at a known line start (`at`, from a line index)
+    /// instead of the start of the file: fed the bytes from `at.pos` on, it
+    /// finds what a scanner fed from the start would.
+    pub(super) fn resume(window: Window, at: Checkpoint) -> Scanner {
+        let mut scanner = Scanner::new(window);
+        if at.line == 0 {
+            return scanner;
+        }
+        scanner.selection_start = None;
+        scanner.selection_end = None;
+        scanner.line = at.line;
+        scanner.pos = at.pos;
+        scanner.last_byte = Some(b'\n');
+        scanner.mark_line_start();
+        scanner
+    }
+
+    /// Notes line starts for a line index as the scan goes ([`Scanner::checkpoints`]).
+    pub(super) fn noting_checkpoints(mut self) -> Scanner {
+        self.checkpoints = Some(LineIndex::default());
+        self
+    }
+
+    /// The line starts noted (see [`Scanner::noting_checkpoints`]).
+    pub(super) fn checkpoints(&self) -> Option<&LineIndex> {
+        self.checkpoints.as_ref()
+    }
+
     /// Counts lines only `bytes` past the shown ones; see [`Scanner::satisfied`].
     pub(super) fn count_ahead(mut self, bytes: u64) -> Scanner {
         self.count_ahead = Some(bytes);
@@ -136,33 +171,32 @@ impl Scanner {
 
     /// Whether the pass may stop here: the shown lines and the selection's
     /// end are known, and the count has run [`Scanner::count_ahead`] bytes
-    /// past them. Never true without a count-ahead.
+    /// past them. Never true without a count-ahead. The scanner takes no byte
+    /// past that point, so where it stops (and the count) does not depend on
+    /// how the file was cut into chunks.
     pub(super) fn satisfied(&mut self) -> bool {
-        let Some(ahead) = self.count_ahead else {
-            return false;
-        };
-        if self.window_done_at.is_none() {
-            let window_done = self.line > self.window.start
-                && !self.collecting()
-                && self.pending_mark().is_none();
-            if !window_done {
-                return false;
-            }
+        self.ahead_left() == Some(0)
+    }
+
+    /// Notes where the window was complete, once it is (with a count-ahead).
+    fn note_window_done(&mut self) {
+        if self.count_ahead.is_some()
+            && self.window_done_at.is_none()
+            && self.line > self.window.start
+            && !self.collecting()
+            && self.pending_mark().is_none()
+        {
             self.window_done_at = Some(self.pos);
         }
-        self.window_done_at
-            .is_some_and(|done| self.pos.saturating_sub(done) >= ahead)
     }
 
     /// Once the shown lines and the selection's end are known (see
     /// [`Scanner::satisfied`]): how many bytes are still to be counted past
     /// them, which [`Scanner::skip_counted`] can take without the bytes.
     pub(super) fn ahead_left(&mut self) -> Option<u64> {
-        if self.satisfied() {
-            return Some(0);
-        }
+        self.note_window_done();
         let (ahead, done) = (self.count_ahead?, self.window_done_at?);
-        Some(ahead - (self.pos - done))
+        Some(done.saturating_add(ahead).saturating_sub(self.pos))
     }
 
     /// Takes bytes past the shown lines by their line count alone (after
@@ -225,11 +259,20 @@ impl Scanner {
 
     /// Feeds the next chunk of the file (BOM already removed).
     pub(super) fn feed(&mut self, chunk: &[u8]) {
-        if let Some(&last) = chunk.last() {
-            self.last_byte = Some(last);
-        }
         let mut rest = chunk;
+        let mut taken = chunk.len();
         while !rest.is_empty() {
+            self.note_window_done();
+            if let Some(left) = self.ahead_left()
+                && left < rest.len() as u64
+            {
+                // The count-ahead ends inside this chunk: the rest is not taken.
+                taken -= rest.len() - to_usize(left);
+                rest = &rest[..to_usize(left)];
+                if rest.is_empty() {
+                    break;
+                }
+            }
             if self.collecting() {
                 match memchr(b'\n', rest) {
                     Some(index) => {
@@ -243,40 +286,55 @@ impl Scanner {
                         rest = &[];
                     }
                 }
-            } else if let Some(target) = self.pending_mark() {
-                // Jump straight to the newline that ends line `target - 1`.
-                let needed = (target - self.line) as usize;
-                match memchr::memchr_iter(b'\n', rest).nth(needed - 1) {
-                    Some(index) => {
-                        self.pos += index as u64 + 1;
-                        self.line = target;
-                        self.line_len = 0;
-                        self.mark_line_start();
-                        rest = &rest[index + 1..];
-                    }
-                    None => {
-                        self.skip_all(rest);
-                        rest = &[];
-                    }
-                }
             } else {
-                self.skip_all(rest);
-                rest = &[];
+                let target = self.pending_mark();
+                rest = self.skip(rest, target);
             }
+        }
+        if let Some(&last) = chunk.get(..taken).and_then(<[u8]>::last) {
+            self.last_byte = Some(last);
         }
     }
 
-    /// Counts the lines of `bytes` without keeping any of them.
-    fn skip_all(&mut self, bytes: &[u8]) {
-        let newlines = memchr::memchr_iter(b'\n', bytes).count() as u64;
-        self.pos += bytes.len() as u64;
-        if newlines == 0 {
-            self.line_len += bytes.len() as u64;
-        } else {
-            self.line += newlines;
-            let after_last = memchr::memrchr(b'\n', bytes).map_or(0, |index| index + 1);
-            self.line_len = (bytes.len() - after_last) as u64;
+    /// Skips lines of `bytes` without keeping any: up to the start of line
+    /// `target` (the rest of `bytes` is returned), or all of them. Counts a
+    /// block at a time and notes checkpoints at block ends.
+    fn skip<'a>(&mut self, bytes: &'a [u8], target: Option<u64>) -> &'a [u8] {
+        let mut rest = bytes;
+        while !rest.is_empty() {
+            let block = &rest[..rest.len().min(SKIP_BLOCK_BYTES)];
+            let newlines = memchr::memchr_iter(b'\n', block).count() as u64;
+            if let Some(target) = target {
+                let needed = target.saturating_sub(self.line).max(1);
+                if newlines >= needed {
+                    // The newline that ends line `target - 1` is in this block.
+                    let index = memchr::memchr_iter(b'\n', block)
+                        .nth(to_usize(needed - 1))
+                        .unwrap_or(block.len() - 1);
+                    self.pos += index as u64 + 1;
+                    self.line = target;
+                    self.line_len = 0;
+                    self.mark_line_start();
+                    return &rest[index + 1..];
+                }
+            }
+            self.pos += block.len() as u64;
+            if newlines == 0 {
+                self.line_len += block.len() as u64;
+            } else {
+                self.line += newlines;
+                let after_last = memchr::memrchr(b'\n', block).map_or(0, |index| index + 1);
+                self.line_len = (block.len() - after_last) as u64;
+                if let Some(checkpoints) = &mut self.checkpoints {
+                    checkpoints.push(Checkpoint {
+                        line: self.line,
+                        pos: self.pos - self.line_len,
+                    });
+                }
+            }
+            rest = &rest[block.len()..];
         }
+        rest
     }
 
     fn extend(&mut self, bytes: &[u8]) {

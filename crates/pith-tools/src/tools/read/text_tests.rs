@@ -255,3 +255,77 @@ fn a_count_ahead_that_reaches_the_end_gives_the_exact_count() {
         "{shown}"
     );
 }
+
+/// Lines of varied lengths, about `size` bytes.
+fn varied_lines(size: usize) -> Vec<u8> {
+    let mut bytes = Vec::with_capacity(size + 200);
+    let mut line = 0usize;
+    while bytes.len() < size {
+        let width = (line * 37) % 150;
+        bytes.extend_from_slice(format!("{line}:{}\n", "x".repeat(width)).as_bytes());
+        line += 1;
+    }
+    bytes
+}
+
+#[test]
+fn skipping_to_a_deep_line_finds_the_line_that_counting_one_by_one_does() {
+    let bytes = varied_lines(300_000);
+    for start in [1u64, 2, 999, 1000, 2345, 3999] {
+        let window = window(start, Some(3), 2000, 51_200);
+        let scanned = scan(&bytes, window);
+        let expected: Vec<&str> = std::str::from_utf8(&bytes)
+            .unwrap()
+            .lines()
+            .skip(start as usize - 1)
+            .take(3)
+            .collect();
+        let (shown, _) = render(&scanned, &window, &Request { raw_path: "f.txt" });
+        assert!(shown.starts_with(&expected.join("\n")), "{start}: {shown}");
+    }
+}
+
+#[test]
+fn a_scan_resumed_at_a_checkpoint_gives_what_a_scan_from_the_start_gives() {
+    let bytes = varied_lines(5 << 20);
+    let mut noting = Scanner::new(window(1, Some(1), 2000, 51_200)).noting_checkpoints();
+    for piece in bytes.chunks(100_000) {
+        noting.feed(piece);
+    }
+    let index = noting.checkpoints().unwrap().clone();
+    assert!(index.len() >= 3, "{} checkpoints", index.len());
+    let total = bytes.iter().filter(|&&b| b == b'\n').count() as u64;
+    for (offset, limit) in [
+        (total / 2, None),
+        (total - 10, Some(5)),
+        (total * 3 / 4, Some(2000)),
+    ] {
+        let window = window(offset, limit, 2000, 51_200);
+        let at = index.before(window.start).unwrap();
+        assert!(at.pos > 0);
+        let line_start = &bytes[..at.pos as usize];
+        assert_eq!(line_start.last(), Some(&b'\n'));
+        assert_eq!(
+            line_start.iter().filter(|&&b| b == b'\n').count() as u64,
+            at.line
+        );
+        for ahead in [1000, 1 << 30] {
+            let (cold, _) = scan_lazily(&bytes, window, ahead, 65_536);
+            let mut resumed = Scanner::resume(window, at).count_ahead(ahead);
+            let mut stopped = false;
+            for piece in bytes[at.pos as usize..].chunks(65_536) {
+                resumed.feed(piece);
+                if resumed.satisfied() {
+                    stopped = true;
+                    break;
+                }
+            }
+            let warm = if stopped {
+                resumed.finish_early()
+            } else {
+                resumed.finish()
+            };
+            assert_eq!(format!("{warm:?}"), format!("{cold:?}"), "offset {offset}");
+        }
+    }
+}
