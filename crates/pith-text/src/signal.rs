@@ -44,6 +44,17 @@ fn matcher() -> Option<&'static AhoCorasick> {
         .as_ref()
 }
 
+/// The signal fragments as a case-sensitive automaton, for text already
+/// folded to ASCII lower case: its prefilter (SIMD, on the first bytes of the
+/// fragments) skips ordinary output at memory speed, where the
+/// case-insensitive automaton has to step through every byte.
+fn folded_matcher() -> Option<&'static AhoCorasick> {
+    static MATCHER: OnceLock<Option<AhoCorasick>> = OnceLock::new();
+    MATCHER
+        .get_or_init(|| AhoCorasick::new(SIGNALS).ok())
+        .as_ref()
+}
+
 /// Whether `line` looks like it reports a problem (`error: …`, `FAILED`,
 /// `panicked at`, `Traceback`, `error[E0308]`, `AssertionError`, …).
 pub fn is_signal_line(line: &str) -> bool {
@@ -96,14 +107,16 @@ impl SignalLines {
     /// memory speed: one automaton pass over the whole text finds the
     /// candidate lines, and newlines are counted only up to each of them.
     pub fn offer_text(&mut self, text: &str, first_number: u64, skip_through: u64) {
-        let Some(matcher) = matcher() else {
+        let Some(matcher) = folded_matcher() else {
             return;
         };
         let bytes = text.as_bytes();
+        // Folding ASCII letters keeps every byte offset (and line) in place.
+        let folded = bytes.to_ascii_lowercase();
         let mut number = first_number;
         let mut counted_to = 0;
         let mut next_line_start = 0;
-        for found in matcher.find_iter(text) {
+        for found in matcher.find_iter(&folded) {
             let at = found.start();
             if at < next_line_start {
                 continue;

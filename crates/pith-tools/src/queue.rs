@@ -32,18 +32,18 @@
 //!
 //! [`Session`]: crate::session::Session
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
 use std::future::{Future, poll_fn};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex as SyncMutex, PoisonError};
-use std::task::Poll;
+use std::task::{Poll, Waker};
 
 use pith_env::{FileSystem, FsError, FsErrorKind};
 
 use crate::paths::nearest_existing;
-use tokio::sync::{Mutex, Notify, OwnedMutexGuard};
+use tokio::sync::{Mutex, OwnedMutexGuard};
 use tokio_util::sync::CancellationToken;
 
 /// One key's lock and how many calls hold or wait for it.
@@ -66,8 +66,6 @@ pub struct MutationQueue {
 #[derive(Default)]
 struct Turnstile {
     state: SyncMutex<TurnState>,
-    /// Signalled whenever `next` advances.
-    advanced: Notify,
 }
 
 #[derive(Default)]
@@ -80,6 +78,12 @@ struct TurnState {
     done: BTreeSet<u64>,
     /// The file system of each issued ticket that has one and is not done.
     domains: HashMap<u64, usize>,
+    /// Calls waiting for their turn, by file system and ticket number. Only
+    /// the first waiter of each file system can be next to enter (every later
+    /// one of the same file system waits for it), so a change wakes at most
+    /// one task per file system instead of every waiter: a batch of a
+    /// thousand calls costs a thousand wake-ups, not half a million.
+    waiters: HashMap<Option<usize>, BTreeMap<u64, Waker>>,
 }
 
 impl TurnState {
@@ -129,36 +133,111 @@ impl Turnstile {
         let mut state = self.state();
         state.domains.remove(&number);
         if number != state.next {
-            state.done.insert(number);
-            drop(state);
             // A later ticket of another file system may be waiting for this one.
-            self.advanced.notify_waiters();
-            return;
-        }
-        state.next += 1;
-        loop {
-            let next = state.next;
-            if !state.done.remove(&next) {
-                break;
-            }
+            state.done.insert(number);
+        } else {
             state.next += 1;
+            loop {
+                let next = state.next;
+                if !state.done.remove(&next) {
+                    break;
+                }
+                state.next += 1;
+            }
         }
+        let ready = state.take_ready();
         drop(state);
-        self.advanced.notify_waiters();
+        for waker in ready {
+            waker.wake();
+        }
     }
 
     /// Waits until every ticket before `number` that may share its file
     /// system is done.
     async fn wait_turn(&self, number: u64, domain: Option<usize>) {
-        loop {
-            let advanced = self.advanced.notified();
-            let mut advanced = std::pin::pin!(advanced);
-            // Registered before the check, so an advance in between is not missed.
-            advanced.as_mut().enable();
-            if self.state().may_enter(number, domain) {
-                return;
+        let mut waiting = Waiting {
+            turnstile: self,
+            number,
+            domain,
+            registered: false,
+        };
+        poll_fn(|cx| waiting.poll(cx)).await;
+    }
+}
+
+impl TurnState {
+    /// Removes and returns the wakers of the waiters that may enter now: at
+    /// most the first one of each file system (see `waiters`).
+    fn take_ready(&mut self) -> Vec<Waker> {
+        let mut ready = Vec::new();
+        let firsts: Vec<(Option<usize>, u64)> = self
+            .waiters
+            .iter()
+            .filter_map(|(domain, waiting)| {
+                waiting
+                    .first_key_value()
+                    .map(|(number, _)| (*domain, *number))
+            })
+            .collect();
+        for (domain, number) in firsts {
+            if self.may_enter(number, domain)
+                && let Some(waiting) = self.waiters.get_mut(&domain)
+                && let Some(waker) = waiting.remove(&number)
+            {
+                if waiting.is_empty() {
+                    self.waiters.remove(&domain);
+                }
+                ready.push(waker);
             }
-            advanced.await;
+        }
+        ready
+    }
+}
+
+/// A call waiting in [`Turnstile::wait_turn`]; its waker is removed when it
+/// is dropped before its turn (a cancelled call).
+struct Waiting<'a> {
+    turnstile: &'a Turnstile,
+    number: u64,
+    domain: Option<usize>,
+    registered: bool,
+}
+
+impl Waiting<'_> {
+    fn poll(&mut self, cx: &mut std::task::Context<'_>) -> Poll<()> {
+        let mut state = self.turnstile.state();
+        if state.may_enter(self.number, self.domain) {
+            self.unregister(&mut state);
+            return Poll::Ready(());
+        }
+        state
+            .waiters
+            .entry(self.domain)
+            .or_default()
+            .insert(self.number, cx.waker().clone());
+        self.registered = true;
+        Poll::Pending
+    }
+
+    fn unregister(&mut self, state: &mut TurnState) {
+        if !std::mem::take(&mut self.registered) {
+            return;
+        }
+        if let Some(waiting) = state.waiters.get_mut(&self.domain) {
+            waiting.remove(&self.number);
+            if waiting.is_empty() {
+                state.waiters.remove(&self.domain);
+            }
+        }
+    }
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        if self.registered {
+            let turnstile = self.turnstile;
+            let mut state = turnstile.state();
+            self.unregister(&mut state);
         }
     }
 }

@@ -224,12 +224,23 @@ impl Session {
         lines: Option<Vec<u64>>,
     ) {
         if let Ok(real) = fs.canonicalize(path).await {
-            let seen = Seen {
-                fingerprint,
-                lines: lines.map(Arc::from),
-            };
-            self.seen_map().insert(real, seen);
+            self.record_seen_real(real, fingerprint, lines);
         }
+    }
+
+    /// [`Session::record_seen_lines`] for a path already resolved to its real
+    /// path (a queue key), without resolving it again.
+    pub(crate) fn record_seen_real(
+        &self,
+        real: PathBuf,
+        fingerprint: Fingerprint,
+        lines: Option<Vec<u64>>,
+    ) {
+        let seen = Seen {
+            fingerprint,
+            lines: lines.map(Arc::from),
+        };
+        self.seen_map().insert(real, seen);
     }
 
     /// Records what this session just wrote to `path`: `bytes`, whose text is `text`.

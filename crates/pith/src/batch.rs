@@ -126,38 +126,53 @@ fn start(session: &Session, request: Request, text: bool) -> Pending {
     }
 }
 
-/// Prints the lines in input order as they finish.
+/// Prints the lines in input order as they finish. Lines are written as
+/// soon as they are next in order, but flushed together: before waiting for
+/// a call still running or for more input, and at the end (one `write` for a
+/// run of finished calls instead of one each).
 async fn print_in_order(mut receiver: mpsc::UnboundedReceiver<Pending>) -> std::io::Result<()> {
-    let mut stdout = tokio::io::stdout();
-    while let Some(pending) = receiver.recv().await {
-        let line = match pending {
-            Pending::Done(line) => line,
-            Pending::Running { id, task } => match task.await {
-                Ok(line) => line,
-                Err(error) => {
-                    tracing::error!("batch call {id} failed: {error}");
-                    let message = format!("Internal error: the call did not finish ({error}).");
-                    render::batch_line(&id, &ToolResult::error(message))
+    let mut stdout = tokio::io::BufWriter::with_capacity(64 * 1024, tokio::io::stdout());
+    let written = async {
+        loop {
+            let pending = match receiver.try_recv() {
+                Ok(pending) => pending,
+                Err(mpsc::error::TryRecvError::Empty) => {
+                    stdout.flush().await?;
+                    match receiver.recv().await {
+                        Some(pending) => pending,
+                        None => break,
+                    }
                 }
-            },
-        };
-        let mut bytes = line.into_bytes();
-        bytes.push(b'\n');
-        let written = async {
-            stdout.write_all(&bytes).await?;
-            stdout.flush().await
-        }
-        .await;
-        if let Err(error) = written {
-            // stdout closed: nothing more can be reported.
-            return if error.kind() == std::io::ErrorKind::BrokenPipe {
-                Ok(())
-            } else {
-                Err(error)
+                Err(mpsc::error::TryRecvError::Disconnected) => break,
             };
+            let line = match pending {
+                Pending::Done(line) => line,
+                Pending::Running { id, task } => {
+                    if !task.is_finished() {
+                        stdout.flush().await?;
+                    }
+                    match task.await {
+                        Ok(line) => line,
+                        Err(error) => {
+                            tracing::error!("batch call {id} failed: {error}");
+                            let message =
+                                format!("Internal error: the call did not finish ({error}).");
+                            render::batch_line(&id, &ToolResult::error(message))
+                        }
+                    }
+                }
+            };
+            stdout.write_all(line.as_bytes()).await?;
+            stdout.write_all(b"\n").await?;
         }
+        stdout.flush().await
     }
-    Ok(())
+    .await;
+    match written {
+        // stdout closed: nothing more can be reported.
+        Err(error) if error.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => other,
+    }
 }
 
 #[cfg(test)]

@@ -128,7 +128,7 @@ async fn read(
     let fs = &**context.read_fs_for(&path);
     // A read takes its turn in the file's queue like a write: it sees every write and
     // edit of the file that arrived before it, and none that arrived after.
-    let _turn = context
+    let turn = context
         .queue
         .lock_in_turn(fs, &path, context.ticket())
         .await
@@ -193,6 +193,9 @@ async fn read(
         });
     let text = TextFile {
         path: &path,
+        // The queue key is the file's real path, computed through this view
+        // inside the turn: what the session records it under.
+        real: turn.key(),
         reader: &mut *reader,
         hasher,
         lines,
@@ -309,6 +312,8 @@ fn binary_file(raw_path: &str, len: u64) -> ToolError {
 /// An open text file and what the session will remember of it.
 struct TextFile<'a> {
     path: &'a Path,
+    /// Its real path (the queue key).
+    real: &'a Path,
     reader: &'a mut dyn FileReader,
     hasher: Option<ContentHasher>,
     /// Line hashes of the text, when the content is hashed.
@@ -346,6 +351,7 @@ async fn read_text(
 ) -> Result<Streamed, ToolError> {
     let TextFile {
         path,
+        real,
         reader,
         mut hasher,
         mut lines,
@@ -353,7 +359,6 @@ async fn read_text(
         may_decode,
         index,
     } = file;
-    let fs = &**context.read_fs_for(path);
     let window = text::Window {
         start: args.offset.unwrap_or(0).saturating_sub(1),
         limit: args.limit,
@@ -401,8 +406,7 @@ async fn read_text(
         let lines = lines.and_then(LineHasher::finish);
         context
             .session
-            .record_seen_lines(fs, path, fingerprint, lines)
-            .await;
+            .record_seen_real(real.to_path_buf(), fingerprint, lines);
     }
     let request = text::Request {
         raw_path: &args.path,

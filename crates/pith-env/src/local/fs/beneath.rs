@@ -456,10 +456,7 @@ impl FileSystem for LocalBeneath {
 
     async fn open(&self, path: &Path) -> Result<Box<dyn FileReader>, FsError> {
         let file = self.run(path, |inner, path| inner.open_file(path)).await?;
-        Ok(Box::new(LocalReader {
-            file: tokio::fs::File::from_std(file),
-            path: path.to_path_buf(),
-        }))
+        Ok(Box::new(LocalReader::new(file, path)))
     }
 
     async fn write_atomic(&self, path: &Path, contents: &[u8]) -> Result<(), FsError> {

@@ -5,6 +5,15 @@
 //! (unnamed until it is complete, on Linux) is written, fsynced and renamed over
 //! the target, then the directory is fsynced so the rename survives a crash; see
 //! [`atomic`].
+//!
+//! Path lookups (`metadata`, `symlink_metadata`, `canonicalize`, the `open`
+//! of a file to read) and the first [`INLINE_READ_BYTES`] of a streamed read
+//! run in place on the calling thread: a local file system answers them from
+//! the kernel's caches in microseconds, while a hop to tokio's blocking pool
+//! and back (two thread wake-ups) costs several times that, and was most of
+//! the cost of a small `read` in a batch. Whatever may take long (whole-file
+//! reads, the rest of a stream, writes and their fsyncs, directory listings)
+//! still runs on the pool.
 
 mod atomic;
 #[cfg(unix)]
@@ -129,19 +138,57 @@ fn open_file(path: &Path) -> Result<File, FsError> {
     Ok(file)
 }
 
-/// Streams a local file.
+/// Bytes of a file read in place on the calling thread before the rest is
+/// streamed from the blocking pool (see [`LocalReader`]).
+const INLINE_READ_BYTES: usize = 64 * 1024;
+
+/// Streams a local file. The first [`INLINE_READ_BYTES`] are read in place:
+/// a small file (most reads) then costs no hop to the blocking pool, whose
+/// thread wake-ups cost more than the read; the rest of a large file is read
+/// on the pool, as every other blocking call.
 struct LocalReader {
-    file: tokio::fs::File,
+    /// The file while it is read in place.
+    inline: Option<File>,
+    /// Bytes still to be read in place.
+    inline_left: usize,
+    /// The file once it is streamed from the blocking pool.
+    file: Option<tokio::fs::File>,
     path: PathBuf,
+}
+
+impl LocalReader {
+    fn new(file: File, path: &Path) -> LocalReader {
+        LocalReader {
+            inline: Some(file),
+            inline_left: INLINE_READ_BYTES,
+            file: None,
+            path: path.to_path_buf(),
+        }
+    }
 }
 
 #[async_trait]
 impl FileReader for LocalReader {
     async fn read_chunk(&mut self, buf: &mut [u8]) -> Result<usize, FsError> {
-        self.file
-            .read(buf)
-            .await
-            .map_err(|e| FsError::from_io(e, &self.path))
+        if let Some(file) = &mut self.inline {
+            if self.inline_left > 0 {
+                let len = buf.len().min(self.inline_left);
+                let read = file
+                    .read(&mut buf[..len])
+                    .map_err(|e| FsError::from_io(e, &self.path))?;
+                self.inline_left -= read;
+                return Ok(read);
+            }
+            // The in-place part is read: the rest streams from the pool.
+            self.file = self.inline.take().map(tokio::fs::File::from_std);
+        }
+        match &mut self.file {
+            Some(file) => file
+                .read(buf)
+                .await
+                .map_err(|e| FsError::from_io(e, &self.path)),
+            None => Ok(0),
+        }
     }
 }
 
@@ -180,12 +227,9 @@ impl FileSystem for LocalEnv {
     }
 
     async fn open(&self, path: &Path) -> Result<Box<dyn FileReader>, FsError> {
-        let owned = path.to_path_buf();
-        let file = blocking(path, move || open_file(&owned)).await?;
-        Ok(Box::new(LocalReader {
-            file: tokio::fs::File::from_std(file),
-            path: path.to_path_buf(),
-        }))
+        // In place: see the module docs.
+        let file = open_file(path)?;
+        Ok(Box::new(LocalReader::new(file, path)))
     }
 
     async fn write_atomic(&self, path: &Path, contents: &[u8]) -> Result<(), FsError> {
@@ -206,15 +250,14 @@ impl FileSystem for LocalEnv {
     }
 
     async fn metadata(&self, path: &Path) -> Result<Metadata, FsError> {
-        tokio::fs::metadata(path)
-            .await
+        // In place: see the module docs.
+        fs::metadata(path)
             .map(|metadata| convert(&metadata))
             .map_err(|e| FsError::from_io(e, path))
     }
 
     async fn symlink_metadata(&self, path: &Path) -> Result<Metadata, FsError> {
-        tokio::fs::symlink_metadata(path)
-            .await
+        fs::symlink_metadata(path)
             .map(|metadata| convert(&metadata))
             .map_err(|e| FsError::from_io(e, path))
     }
@@ -238,9 +281,8 @@ impl FileSystem for LocalEnv {
     }
 
     async fn canonicalize(&self, path: &Path) -> Result<PathBuf, FsError> {
-        tokio::fs::canonicalize(path)
-            .await
-            .map_err(|e| FsError::from_io(e, path))
+        // In place: see the module docs.
+        fs::canonicalize(path).map_err(|e| FsError::from_io(e, path))
     }
 
     async fn create_dir_all(&self, path: &Path) -> Result<(), FsError> {
