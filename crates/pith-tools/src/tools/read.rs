@@ -359,6 +359,7 @@ async fn read_text(
         may_decode,
         index,
     } = file;
+    let fs = &**context.read_fs_for(path);
     let window = text::Window {
         start: args.offset.unwrap_or(0).saturating_sub(1),
         limit: args.limit,
