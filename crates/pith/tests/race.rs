@@ -475,14 +475,9 @@ fn race_batch_with(aim: Aim, flags: &[&str]) {
     arena.judge(&before, &results);
 }
 
-/// Searches per tool in the search race.
-const SEARCHES: usize = 300;
-
-#[test]
-fn batch_grep_and_find_never_list_or_search_outside_while_a_directory_and_a_symlink_swap() {
-    let arena = Arena::with_edits("search", Aim::Outside, 0);
-    // Deeper trees on both sides, so the walk has directories to descend
-    // after listing the swapped one.
+/// Deeper trees on both sides of a search race, so the walk has directories
+/// to descend after listing the swapped one, and a name found only outside.
+fn search_trees(arena: &Arena) {
     for (dir, text) in [
         (arena.inside(), INSIDE_SECRET),
         (arena.target.clone(), OUTSIDE_SECRET),
@@ -491,6 +486,15 @@ fn batch_grep_and_find_never_list_or_search_outside_while_a_directory_and_a_syml
         std::fs::write(dir.join("sub/deeper/nested.txt"), text).unwrap();
     }
     std::fs::write(arena.target.join("outside-only.txt"), OUTSIDE_SECRET).unwrap();
+}
+
+/// Searches per tool in the search race.
+const SEARCHES: usize = 300;
+
+#[test]
+fn batch_grep_and_find_never_list_or_search_outside_while_a_directory_and_a_symlink_swap() {
+    let arena = Arena::with_edits("search", Aim::Outside, 0);
+    search_trees(&arena);
     let mut lines = Vec::new();
     for _ in 0..SEARCHES {
         lines.push(json!({"tool": "grep", "args": {"pattern": "SECRET|READABLE", "path": "."}}));
@@ -534,14 +538,7 @@ const START_SEARCHES: usize = 400;
 #[test]
 fn batch_grep_and_find_never_search_outside_while_their_start_is_swapped_for_a_symlink() {
     let arena = Arena::with_edits("search-start", Aim::Outside, 0);
-    for (dir, text) in [
-        (arena.inside(), INSIDE_SECRET),
-        (arena.target.clone(), OUTSIDE_SECRET),
-    ] {
-        std::fs::create_dir_all(dir.join("sub/deeper")).unwrap();
-        std::fs::write(dir.join("sub/deeper/nested.txt"), text).unwrap();
-    }
-    std::fs::write(arena.target.join("outside-only.txt"), OUTSIDE_SECRET).unwrap();
+    search_trees(&arena);
     let (file, link) = (arena.root().join("f.txt"), arena.root().join("l.txt"));
     std::fs::write(&file, INSIDE_SECRET).unwrap();
     std::os::unix::fs::symlink(arena.target.join("secret.txt"), &link).unwrap();

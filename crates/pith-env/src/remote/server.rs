@@ -26,6 +26,25 @@ struct Active {
     demands: Option<mpsc::UnboundedSender<Demand>>,
     /// A command's stdin (dropping it closes the stdin).
     input: Option<mpsc::UnboundedSender<Vec<u8>>>,
+    /// The other end of `input` until a command takes it: input that
+    /// arrives before the command runs waits here, none is lost.
+    waiting_input: Option<mpsc::UnboundedReceiver<Vec<u8>>>,
+}
+
+impl Active {
+    /// A request just read: cancellable (and given input) from the moment it
+    /// arrives, before its task runs — a `Cancel` or `Input` that follows at
+    /// once is never lost.
+    fn arrived() -> Active {
+        let (input, waiting_input) = mpsc::unbounded_channel();
+        Active {
+            cancel: CancellationToken::new(),
+            credits: None,
+            demands: None,
+            input: Some(input),
+            waiting_input: Some(waiting_input),
+        }
+    }
 }
 
 /// What the near side asks of a file stream.
@@ -112,40 +131,39 @@ impl Shared {
     }
 
     fn register(&self, id: u64, stream: bool) -> (CancellationToken, Option<Arc<Semaphore>>) {
-        let cancel = CancellationToken::new();
         let credits = stream.then(|| Arc::new(Semaphore::new(WINDOW as usize)));
-        self.active
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(
-                id,
-                Active {
-                    cancel: cancel.clone(),
-                    credits: credits.clone(),
-                    demands: None,
-                    input: None,
-                },
-            );
+        let cancel = self.insert_active(id, credits.clone(), None);
         (cancel, credits)
     }
 
     /// Registers file stream `id`: its cancel token and its demands.
     fn register_file(&self, id: u64) -> (CancellationToken, mpsc::UnboundedReceiver<Demand>) {
-        let cancel = CancellationToken::new();
         let (demands, receiver) = mpsc::unbounded_channel();
+        let cancel = self.insert_active(id, None, Some(demands));
+        (cancel, receiver)
+    }
+
+    /// Records request `id` as arrived (see [`Active::arrived`]).
+    fn arrive(&self, id: u64) {
         self.active
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .insert(
-                id,
-                Active {
-                    cancel: cancel.clone(),
-                    credits: None,
-                    demands: Some(demands),
-                    input: None,
-                },
-            );
-        (cancel, receiver)
+            .insert(id, Active::arrived());
+    }
+
+    /// Records request `id` as running, with its credits or demands; returns
+    /// the token that cancels it (the one it got when it arrived).
+    fn insert_active(
+        &self,
+        id: u64,
+        credits: Option<Arc<Semaphore>>,
+        demands: Option<mpsc::UnboundedSender<Demand>>,
+    ) -> CancellationToken {
+        let mut active = self.active.lock().unwrap_or_else(PoisonError::into_inner);
+        let entry = active.entry(id).or_insert_with(Active::arrived);
+        entry.credits = credits;
+        entry.demands = demands;
+        entry.cancel.clone()
     }
 
     /// Passes a demand to file stream `id`, if it is still running.
@@ -235,6 +253,7 @@ where
                     }
                 }
                 (views, call) => {
+                    shared.arrive(id);
                     tasks.spawn(run_call(shared.clone(), id, views, call));
                 }
             },
@@ -673,15 +692,19 @@ async fn exec(shared: &Shared, id: u64, request: ExecWire) -> Reply {
         return Reply::Unit;
     };
     // Input for a pipe or a terminal arrives as `Input` messages, passed on
-    // once the command runs (earlier ones wait in the channel).
-    let input = (request.stdin != crate::StdinMode::Null).then(|| {
-        let (sender, receiver) = mpsc::unbounded_channel();
+    // once the command runs (earlier ones, even those read before this task
+    // ran, wait in the channel made when the call arrived).
+    let input = {
         let mut active = shared.active.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(entry) = active.get_mut(&id) {
-            entry.input = Some(sender);
-        }
-        receiver
-    });
+        active.get_mut(&id).and_then(|entry| {
+            if request.stdin == crate::StdinMode::Null {
+                entry.input = None;
+                None
+            } else {
+                entry.waiting_input.take()
+            }
+        })
+    };
     let out = shared.out.clone();
     let output = move |stream: OutputStream, bytes: &[u8]| {
         // Wait for the near side to take earlier chunks: the pipes stay

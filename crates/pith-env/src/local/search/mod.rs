@@ -56,8 +56,8 @@ impl Search for LocalEnv {
         find_from(request, cancel, None).await
     }
 
-    /// Searches that open their start beneath the roots by handle (see
-    /// [`LocalBeneath`]), then walk down from that very handle.
+    /// Searches that open their start beneath the roots by handle (as the
+    /// confined file system view does), then walk down from that very handle.
     fn confine(self: Arc<Self>, confinement: Confinement) -> Arc<dyn Search> {
         Arc::new(SearchBeneath {
             beneath: LocalBeneath::new(confinement, None, false),
