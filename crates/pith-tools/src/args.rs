@@ -21,6 +21,7 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
+use crate::messages::args as messages;
 use crate::tool::ToolError;
 
 /// Spellings other agents' tools use, and the key each stands for. An alias is
@@ -51,16 +52,11 @@ impl ArgsError {
 
 impl fmt::Display for ArgsError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "Invalid arguments for tool \"{}\": {}.",
-            self.tool,
-            self.problems.join("; ")
-        )?;
-        if !self.signature.is_empty() {
-            write!(f, "\nExpected arguments: {}", self.signature)?;
-        }
-        Ok(())
+        f.write_str(&messages::invalid(
+            &self.tool,
+            &self.problems,
+            &self.signature,
+        ))
     }
 }
 
@@ -158,13 +154,13 @@ fn check(value: &mut Value, schema: &Value, field: &str, problems: &mut Vec<Stri
         return;
     };
     coerce(value, expected);
-    let name = if field.is_empty() { "arguments" } else { field };
+    let name = if field.is_empty() {
+        messages::ARGUMENTS
+    } else {
+        field
+    };
     if !has_type(value, expected) {
-        problems.push(format!(
-            "{name} must be {}, got {}",
-            describe_type(expected),
-            describe(value)
-        ));
+        problems.push(messages::wrong_type(name, expected, value));
         return;
     }
     match expected {
@@ -181,15 +177,13 @@ fn check(value: &mut Value, schema: &Value, field: &str, problems: &mut Vec<Stri
             if let (Some(minimum), Some(number)) = (minimum, value.as_f64())
                 && number < minimum
             {
-                problems.push(format!("{name} must be at least {minimum}, got {number}"));
+                problems.push(messages::below_minimum(name, minimum, number));
             }
             let exclusive = schema.get("exclusiveMinimum").and_then(Value::as_f64);
             if let (Some(exclusive), Some(number)) = (exclusive, value.as_f64())
                 && number <= exclusive
             {
-                problems.push(format!(
-                    "{name} must be greater than {exclusive}, got {number}"
-                ));
+                problems.push(messages::not_above(name, exclusive, number));
             }
         }
         "string" => {
@@ -197,11 +191,7 @@ fn check(value: &mut Value, schema: &Value, field: &str, problems: &mut Vec<Stri
                 && !options.iter().any(|option| option.as_str() == Some(text))
             {
                 let options: Vec<String> = options.iter().map(Value::to_string).collect();
-                problems.push(format!(
-                    "{name} must be one of {}, got {}",
-                    options.join(", "),
-                    describe(value)
-                ));
+                problems.push(messages::not_one_of(name, &options, value));
             }
         }
         _ => {}
@@ -242,10 +232,7 @@ fn check_object(value: &mut Value, schema: &Value, field: &str, problems: &mut V
         problems.push(unknown_field(&format!("{prefix}{key}"), key, &known));
     }
     if unknown.len() > UNKNOWN_SHOWN {
-        problems.push(format!(
-            "and {} more unknown fields",
-            unknown.len() - UNKNOWN_SHOWN
-        ));
+        problems.push(messages::more_unknown(unknown.len() - UNKNOWN_SHOWN));
     }
     for (key, property) in properties {
         let is_required = required.contains(&key.as_str());
@@ -255,10 +242,7 @@ fn check_object(value: &mut Value, schema: &Value, field: &str, problems: &mut V
                     .get("type")
                     .and_then(Value::as_str)
                     .unwrap_or("value");
-                problems.push(format!(
-                    "{prefix}{key} is required ({})",
-                    describe_type(expected)
-                ));
+                problems.push(messages::required(&format!("{prefix}{key}"), expected));
             }
             Some(Value::Null) => {
                 object.remove(key);
@@ -276,10 +260,8 @@ const UNKNOWN_SHOWN: usize = 5;
 /// name, the signature line after the problems lists the known ones.
 fn unknown_field(field: &str, key: &str, known: &[&str]) -> String {
     let shown = crate::paths::clip_chars(field, 60);
-    match pith_text::similar_names(key, known, 1).first() {
-        Some(close) => format!("unknown field {shown} (did you mean {close}?)"),
-        None => format!("unknown field {shown}"),
-    }
+    let close = pith_text::similar_names(key, known, 1);
+    messages::unknown_field(&shown, close.first().copied())
 }
 
 /// The harmless fixes: numeric strings to numbers, `"true"`/`"false"` and
@@ -343,37 +325,6 @@ fn has_type(value: &Value, expected: &str) -> bool {
         "integer" => value.is_i64() || value.is_u64(),
         "number" => value.is_number(),
         _ => true,
-    }
-}
-
-fn describe_type(expected: &str) -> &'static str {
-    match expected {
-        "object" => "an object",
-        "array" => "an array",
-        "string" => "a string",
-        "boolean" => "true or false",
-        "integer" => "an integer",
-        "number" => "a number",
-        _ => "a value",
-    }
-}
-
-fn describe(value: &Value) -> String {
-    match value {
-        Value::Null => "null".into(),
-        Value::Bool(flag) => flag.to_string(),
-        Value::Number(number) => number.to_string(),
-        Value::String(text) => {
-            let clipped: String = text.chars().take(40).collect();
-            let more = if clipped.len() < text.len() {
-                "…"
-            } else {
-                ""
-            };
-            format!("{:?}", format!("{clipped}{more}"))
-        }
-        Value::Array(_) => "an array".into(),
-        Value::Object(_) => "an object".into(),
     }
 }
 

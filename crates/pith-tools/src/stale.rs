@@ -14,6 +14,7 @@ use std::path::Path;
 use pith_env::{FileSystem, Metadata};
 use pith_text::{ChangedLines, LineHasher, changed_lines, format_size};
 
+use crate::messages::stale::{self as messages, Run};
 use crate::session::{Fingerprint, Seen};
 use crate::tool::ToolContext;
 
@@ -139,38 +140,30 @@ fn describe(seen: &Seen, len: u64, text: Option<&str>) -> Changed {
     };
     let Some((old, new, text)) = lines else {
         let detail = if seen.fingerprint.len() == len {
-            format!("Its content changed ({}, same size).", format_size(len))
+            messages::content_changed_same_size(&format_size(len))
         } else {
-            format!(
-                "Its content changed (size {} → {}).",
-                format_size(seen.fingerprint.len()),
-                format_size(len)
-            )
+            messages::content_changed_size(&format_size(seen.fingerprint.len()), &format_size(len))
         };
         return Changed { detail };
     };
     let runs = changed_lines(old, &new);
     if runs.is_empty() {
         return Changed {
-            detail: "Its lines are the same but its bytes are not (encoding or byte-order mark)."
-                .to_owned(),
+            detail: messages::SAME_LINES.to_owned(),
         };
     }
     let mut named: Vec<String> = runs.iter().take(NAMED_RUNS).map(name_run).collect();
     if runs.len() > NAMED_RUNS {
-        named.push(format!("{} more", runs.len() - NAMED_RUNS));
+        named.push(messages::more_runs(runs.len() - NAMED_RUNS));
     }
-    let mut detail = format!("Changed since: {}.", named.join(", "));
+    let mut detail = messages::changed_lines(&named);
     if let Some(first) = runs.iter().find(|run| !run.new.is_empty())
         && let Some(line) = text.split_inclusive('\n').nth(first.new.start)
     {
         let line = line.trim_end_matches(['\n', '\r']);
         let shown: String = line.chars().take(SHOWN_CHARS).collect();
         let more = if shown.len() < line.len() { "…" } else { "" };
-        detail.push_str(&format!(
-            "\nLine {} is now: {shown}{more}",
-            first.new.start + 1
-        ));
+        detail.push_str(&messages::line_now(first.new.start + 1, &shown, more));
     }
     Changed { detail }
 }
@@ -178,20 +171,14 @@ fn describe(seen: &Seen, len: u64, text: Option<&str>) -> Changed {
 /// `line 3 changed`, `lines 4-6 added`, `lines 9-10 removed` (numbers of the current
 /// file, or of the old one for removed lines).
 fn name_run(run: &ChangedLines) -> String {
-    let span = |range: &std::ops::Range<usize>| {
-        if range.len() == 1 {
-            format!("line {}", range.start + 1)
-        } else {
-            format!("lines {}-{}", range.start + 1, range.end)
-        }
-    };
-    if run.old.is_empty() {
-        format!("{} added", span(&run.new))
+    let (range, how) = if run.old.is_empty() {
+        (&run.new, Run::Added)
     } else if run.new.is_empty() {
-        format!("{} removed", span(&run.old))
+        (&run.old, Run::Removed)
     } else {
-        format!("{} changed", span(&run.new))
-    }
+        (&run.new, Run::Changed)
+    };
+    messages::run(range.start + 1, range.end, how)
 }
 
 #[cfg(test)]

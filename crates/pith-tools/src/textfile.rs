@@ -19,6 +19,7 @@ use std::path::Path;
 use pith_env::FileSystem;
 use pith_text::{EncodeError, NotText, TextEncoding};
 
+use crate::messages::textfile as messages;
 use crate::paths::describe_fs_error;
 use crate::tool::{ToolContext, ToolError};
 
@@ -104,27 +105,22 @@ impl LoadedText {
         pith_text::encode_edited(original, &self.text, new_text, self.encoding)
             .map(Cow::Owned)
             .map_err(|error| match error {
-                EncodeError::Unrepresentable(error) => ToolError::new(format!(
-                    "Could not {verb} file: {raw}. In the result, {error}. Use characters {} has (the file stays {}), or rewrite it with write and encoding \"utf-8\".",
+                EncodeError::Unrepresentable(error) => ToolError::new(messages::unrepresentable(
+                    verb,
+                    raw,
+                    error,
                     self.encoding.name(),
-                    self.encoding.name()
                 )),
-                EncodeError::NotFaithful => ToolError::new(format!(
-                    "Could not {verb} file: {raw}. {error}; the file is unchanged. Change it with bash."
-                )),
+                EncodeError::NotFaithful => {
+                    ToolError::new(messages::not_faithful(verb, raw, error))
+                }
             })
     }
 }
 
 /// The message for bytes that are not text pith writes back.
 pub(crate) fn not_text(error: &NotText, raw: &str, verb: &str) -> ToolError {
-    let next = match verb {
-        "edit" => "Replace it whole with write, or change its bytes with bash.",
-        _ => "Change its bytes with bash.",
-    };
-    ToolError::new(format!(
-        "Could not {verb} file: {raw}. {error}, so {verb} treats it as binary. {next}"
-    ))
+    ToolError::new(messages::not_text(verb, raw, error))
 }
 
 /// Refuses when the session saw `path` and its content (`loaded`) changed since; see
@@ -144,12 +140,7 @@ pub(crate) async fn check_unchanged(
 ) -> Result<(), ToolError> {
     crate::stale::check_fresh(context, fs, path, loaded.bytes(), Some(loaded.text()))
         .await
-        .map_err(|changed| {
-            ToolError::new(format!(
-                "Could not {verb} file: {raw}. It changed since this session last read it; read it again, then {verb}.\n{}",
-                changed.detail
-            ))
-        })
+        .map_err(|changed| ToolError::new(messages::changed_since_read(verb, raw, &changed.detail)))
 }
 
 /// Reads, decodes and checks a text file for a tool that will rewrite it: the whole
@@ -171,12 +162,10 @@ pub(crate) async fn load_text(
     raw: &str,
     verb: &str,
 ) -> Result<LoadedText, ToolError> {
-    let bytes = fs.read(path).await.map_err(|error| {
-        ToolError::new(format!(
-            "Could not {verb} file: {raw}. {}.",
-            describe_fs_error(&error)
-        ))
-    })?;
+    let bytes = fs
+        .read(path)
+        .await
+        .map_err(|error| ToolError::new(messages::failed(verb, raw, describe_fs_error(&error))))?;
     let loaded = LoadedText::decode(bytes, raw, verb)?;
     check_unchanged(context, fs, path, &loaded, raw, verb).await?;
     Ok(loaded)
@@ -204,12 +193,9 @@ pub(crate) async fn store_text<'a>(
     verb: &str,
 ) -> Result<Cow<'a, [u8]>, ToolError> {
     let bytes = loaded.encode_edit(new_text, raw, verb)?;
-    fs.write_atomic(path, &bytes).await.map_err(|error| {
-        ToolError::new(format!(
-            "Could not {verb} file: {raw}. {}.",
-            describe_fs_error(&error)
-        ))
-    })?;
+    fs.write_atomic(path, &bytes)
+        .await
+        .map_err(|error| ToolError::new(messages::failed(verb, raw, describe_fs_error(&error))))?;
     context
         .session
         .record_written_text(fs, path, &bytes, new_text)
@@ -233,10 +219,7 @@ pub(crate) fn encode_new<'a>(
     pith_text::encode(content, encoding)
         .map(Cow::Owned)
         .map_err(|error| {
-            ToolError::new(format!(
-                "Could not write {raw}: {error}. Use characters {} has, or pass encoding \"utf-8\".",
-                encoding.name()
-            ))
+            ToolError::new(messages::write_unrepresentable(raw, error, encoding.name()))
         })
 }
 
@@ -246,6 +229,6 @@ pub(crate) fn encoding_note(encoding: TextEncoding) -> String {
     if encoding.is_utf8() {
         String::new()
     } else {
-        format!(" The file stays {}.", encoding.describe())
+        messages::encoding_note(&encoding.describe())
     }
 }

@@ -241,3 +241,40 @@ fn every_edit_fixture_error_reads_as_its_error_txt() {
     }
     assert!(checked > 0);
 }
+
+#[test]
+fn names_each_fuzzy_edit_with_its_rung_and_lines() {
+    use pith_text::{EditMatch, MatchTier};
+
+    use super::edit::fuzzy_note;
+
+    let matches = [
+        EditMatch {
+            index: 0,
+            tier: MatchTier::Normalized,
+            start_line: 3,
+            end_line: 4,
+        },
+        EditMatch {
+            index: 1,
+            tier: MatchTier::Exact,
+            start_line: 9,
+            end_line: 9,
+        },
+    ];
+    assert_eq!(
+        fuzzy_note(&matches).unwrap(),
+        "Note: edits[0] matched after normalising quotes/whitespace at lines 3-4."
+    );
+    assert!(fuzzy_note(&matches[1..]).is_none());
+    let indent = [EditMatch {
+        index: 2,
+        tier: MatchTier::Whitespace,
+        start_line: 7,
+        end_line: 7,
+    }];
+    assert_eq!(
+        fuzzy_note(&indent).unwrap(),
+        "Note: edits[2] matched after ignoring indentation (newText was re-indented) at line 7."
+    );
+}

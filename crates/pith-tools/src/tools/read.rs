@@ -277,7 +277,7 @@ async fn read_decoded(
     let mut structured = text::structured(&scan, &window, path);
     if let Some(encoding) = encoding {
         text.push_str(if text.ends_with('\n') { "\n" } else { "\n\n" });
-        text.push_str(&format!("[file is {}; edits keep it]", encoding.describe()));
+        text.push_str(&messages::encoding(&encoding.describe()));
         structured["encoding"] = json!(encoding.describe());
     }
     let result = ToolOutput::text(text).with_structured(structured);

@@ -1,7 +1,6 @@
 //! Bounded memory for unbounded output: counters, a rolling tail, and the
 //! whole raw output spilled to a file once it passes the limits.
 
-use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use pith_env::{ExecError, OutputLog};
@@ -11,6 +10,7 @@ use pith_text::{
 };
 
 use super::decode::Utf8Decoder;
+use crate::messages::bash as messages;
 
 /// Lines longer than this (in characters) are clipped in the shown tail.
 pub(crate) const MAX_LINE_CHARS: usize = 2000;
@@ -129,43 +129,41 @@ impl Snapshot {
             let end = t.total_lines;
             let start = (end + 1).saturating_sub(t.output_lines);
             if let Some((_, last_omitted)) = self.omitted {
-                let _ = write!(
-                    notice,
-                    "Showing lines 1-{} and {}-{end} of {}.",
+                notice.push_str(&messages::showing_head_and_tail(
                     self.head_lines,
                     last_omitted + 1,
-                    t.total_lines
-                );
-            } else if t.last_line_partial {
-                let _ = write!(
-                    notice,
-                    "Showing last {} of line {end} (line is {}).",
-                    format_size(t.output_bytes as u64),
-                    format_size(self.last_line_bytes)
-                );
-            } else if t.truncated_by == Some(TruncatedBy::Lines) {
-                let _ = write!(notice, "Showing lines {start}-{end} of {}.", t.total_lines);
-            } else {
-                let _ = write!(
-                    notice,
-                    "Showing lines {start}-{end} of {} ({} limit).",
+                    end,
                     t.total_lines,
-                    format_size(t.max_bytes as u64)
-                );
+                ));
+            } else if t.last_line_partial {
+                notice.push_str(&messages::showing_end_of_line(
+                    &format_size(t.output_bytes as u64),
+                    end,
+                    &format_size(self.last_line_bytes),
+                ));
+            } else if t.truncated_by == Some(TruncatedBy::Lines) {
+                notice.push_str(&messages::showing_lines(start, end, t.total_lines));
+            } else {
+                notice.push_str(&messages::showing_lines_limit(
+                    start,
+                    end,
+                    t.total_lines,
+                    &format_size(t.max_bytes as u64),
+                ));
             }
         }
         if self.lines_clipped {
             if notice.len() > 1 {
                 notice.push(' ');
             }
-            let _ = write!(notice, "Some lines truncated to {MAX_LINE_CHARS} chars.");
+            notice.push_str(&messages::lines_clipped(MAX_LINE_CHARS));
         }
         match (&self.full_output_path, &self.spill_error) {
             (Some(path), _) => {
-                let _ = write!(notice, " Full output: {}", path.display());
+                notice.push_str(&messages::full_output(path.display()));
             }
             (None, Some(error)) => {
-                let _ = write!(notice, " Full output could not be saved: {error}");
+                notice.push_str(&messages::full_output_failed(error));
             }
             (None, None) => {}
         }

@@ -23,6 +23,7 @@ use pith_env::{FileSystem, Splice};
 use pith_text::{Edit, EditMatch, MatchTier, format_size};
 
 use crate::details::EditDetails;
+use crate::messages::edit as messages;
 use crate::paths::describe_fs_error;
 use crate::tool::{ToolError, ToolOutput};
 
@@ -63,8 +64,8 @@ pub(super) async fn edit(
     len: u64,
     edits: &[Edit],
 ) -> Result<(ToolOutput, u64), ToolError> {
-    let fail = |reason: String| ToolError::new(format!("Could not edit file: {raw}. {reason}"));
-    let io = |error: pith_env::FsError| fail(format!("{}.", describe_fs_error(&error)));
+    let fail = |reason: String| ToolError::new(messages::failed(raw, reason));
+    let io = |error: pith_env::FsError| fail(messages::fs_reason(&describe_fs_error(&error)));
     let head = fs.read_range(path, 0, 64 * 1024).await.map_err(io)?;
     let prepared = prepare(edits, uses_crlf(&head)).map_err(&fail)?;
     let scan = scan(fs, path, &prepared.old).await.map_err(&fail)?;
@@ -75,9 +76,7 @@ pub(super) async fn edit(
         if let [(first, a), (second, b)] = pair
             && b.start < a.end
         {
-            return Err(fail(format!(
-                "edits[{first}] and edits[{second}] overlap. Merge them into one edit."
-            )));
+            return Err(fail(messages::large_overlap(*first, *second)));
         }
     }
     // The context of each change, read before the file is replaced.
@@ -111,7 +110,7 @@ pub(super) async fn edit(
         })
         .collect();
     let (diff, patch, first_changed_line) = render_hunks(raw, &hunks);
-    let text = format!("Successfully replaced {} block(s) in {raw}.", edits.len());
+    let text = messages::replaced(edits.len(), raw);
     let result = ToolOutput::text(text).with_details_of(&EditDetails {
         diff,
         patch,
@@ -142,9 +141,7 @@ fn prepare(edits: &[Edit], crlf: bool) -> Result<Prepared, String> {
     };
     for (index, edit) in edits.iter().enumerate() {
         if edit.old_text.is_empty() {
-            return Err(format!(
-                "edits[{index}].oldText is empty. Give the exact text to replace."
-            ));
+            return Err(messages::large_empty_old_text(index));
         }
         prepared.old.push(ending(&edit.old_text));
         prepared.new.push(ending(&edit.new_text));
@@ -159,7 +156,7 @@ async fn scan(fs: &dyn FileSystem, path: &Path, needles: &[Vec<u8>]) -> Result<S
     let mut reader = fs
         .open(path)
         .await
-        .map_err(|error| format!("{}.", describe_fs_error(&error)))?;
+        .map_err(|error| messages::fs_reason(&describe_fs_error(&error)))?;
     let mut found: Vec<Vec<Found>> = vec![Vec::new(); needles.len()];
     let mut window: Vec<u8> = Vec::with_capacity(WINDOW_BYTES + overlap);
     let mut chunk = vec![0; WINDOW_BYTES];
@@ -171,7 +168,7 @@ async fn scan(fs: &dyn FileSystem, path: &Path, needles: &[Vec<u8>]) -> Result<S
         let read = reader
             .read_chunk(&mut chunk)
             .await
-            .map_err(|error| format!("{}.", describe_fs_error(&error)))?;
+            .map_err(|error| messages::fs_reason(&describe_fs_error(&error)))?;
         if read == 0 {
             utf8.finish(base + window.len() as u64)?;
             return Ok(Scan { found });
@@ -240,9 +237,7 @@ impl Utf8Check {
 }
 
 fn not_utf8(offset: u64) -> String {
-    format!(
-        "It is not valid UTF-8 text (invalid byte at offset {offset}), and edit only changes UTF-8 files. Change its bytes with bash."
-    )
+    messages::large_not_utf8(offset)
 }
 
 /// Each edit's one match, or the error for the first edit with none or several.
@@ -252,16 +247,19 @@ fn unique_matches(scan: &Scan, len: u64, raw: &str) -> Result<Vec<Found>, ToolEr
         match found.as_slice() {
             [only] => matches.push(*only),
             [] => {
-                return Err(ToolError::new(format!(
-                    "Could not find edits[{index}] in {raw}. The file is {}, larger than the {} up to which edit also matches loosely (whitespace, quotes, indentation), so only exact text matches. Read the lines and retry with oldText copied exactly.",
-                    format_size(len),
-                    format_size(IN_MEMORY_MAX_BYTES)
+                return Err(ToolError::new(messages::large_not_found(
+                    index,
+                    raw,
+                    &format_size(len),
+                    &format_size(IN_MEMORY_MAX_BYTES),
                 )));
             }
             [first, second, ..] => {
-                return Err(ToolError::new(format!(
-                    "Found more than one occurrence of edits[{index}] in {raw} (lines {} and {}). Each oldText must be unique: add more surrounding lines to it.",
-                    first.line, second.line
+                return Err(ToolError::new(messages::large_ambiguous(
+                    index,
+                    raw,
+                    first.line,
+                    second.line,
                 )));
             }
         }

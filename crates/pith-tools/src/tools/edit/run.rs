@@ -3,16 +3,13 @@
 use std::path::PathBuf;
 
 use pith_env::{FileKind, FileSystem, FsError, FsErrorKind, Metadata};
-use pith_text::{
-    Edit, EditMatch, MatchTier, apply_edits_borrowed, check_representable, display_diff,
-    unified_patch,
-};
+use pith_text::{Edit, apply_edits_borrowed, check_representable, display_diff, unified_patch};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use crate::details::EditDetails;
 use crate::journal::{self, Before, CallTag};
-use crate::messages::edit::engine_error;
+use crate::messages::edit::{self as messages, engine_error, fuzzy_note, replace_all_note};
 use crate::paths::{describe_fs_error, not_found_hint};
 use crate::session::Fingerprint;
 use crate::textfile::{LoadedText, check_unchanged, encoding_note};
@@ -45,18 +42,21 @@ impl EditJob<'_> {
             crate::stale::check_fresh_large(self.context, fs, &self.path, &metadata)
                 .await
                 .map_err(|changed| {
-                    ToolError::new(format!(
-                        "Could not edit file: {raw}. It changed since this session last read it; read it again, then edit.\n{}",
-                        changed.detail
+                    ToolError::new(crate::messages::textfile::changed_since_read(
+                        "edit",
+                        raw,
+                        &changed.detail,
                     ))
                 })?;
             // Streamed, exact matches only: the file is never held in memory,
             // and so it is not journaled (it is over the journal's per-file cap).
             let (mut result, _) = super::large::edit(fs, &self.path, raw, len, &self.edits).await?;
             if self.context.config.journal.is_some() {
-                result.content.push(crate::tool::Content::text(format!(
-                    "Note: {raw} is not undoable: its {len} bytes were edited as a stream, which the journal does not record (over its per-file cap)."
-                )));
+                result
+                    .content
+                    .push(crate::tool::Content::text(messages::streamed_not_undoable(
+                        raw, len,
+                    )));
             }
             if let Ok(metadata) = fs.metadata(&self.path).await
                 && let Some(stamp) = Fingerprint::stamp(&metadata)
@@ -76,10 +76,11 @@ impl EditJob<'_> {
         if !encoding.is_utf8() {
             for (index, edit) in self.edits.iter().enumerate() {
                 check_representable(&edit.new_text, encoding).map_err(|error| {
-                    ToolError::new(format!(
-                        "Could not edit file: {raw}. In edits[{index}].newText, {error}. Use characters {} has (the file stays {}), or rewrite it with write and encoding \"utf-8\".",
+                    ToolError::new(messages::new_text_unrepresentable(
+                        raw,
+                        index,
+                        error,
                         encoding.name(),
-                        encoding.name()
                     ))
                 })?;
             }
@@ -116,10 +117,7 @@ impl EditJob<'_> {
             &outcome.new_content,
             CONTEXT_LINES,
         );
-        let mut text = format!(
-            "Successfully replaced {} block(s) in {raw}.",
-            outcome.matches.len()
-        );
+        let mut text = messages::replaced(outcome.matches.len(), raw);
         if let Some(note) = replace_all_note(&outcome.matches, &self.replace_all) {
             text.push('\n');
             text.push_str(&note);
@@ -167,15 +165,15 @@ impl EditJob<'_> {
         match metadata.kind {
             FileKind::File => {}
             FileKind::Directory => {
-                return Err(ToolError::new(format!(
-                    "Could not edit file: {}. It is a directory; edit changes files.",
-                    self.raw_path
+                return Err(ToolError::new(messages::failed(
+                    &self.raw_path,
+                    messages::IS_DIRECTORY,
                 )));
             }
             _ => {
-                return Err(ToolError::new(format!(
-                    "Could not edit file: {}. It is not a regular file.",
-                    self.raw_path
+                return Err(ToolError::new(messages::failed(
+                    &self.raw_path,
+                    messages::NOT_REGULAR,
                 )));
             }
         }
@@ -184,7 +182,7 @@ impl EditJob<'_> {
 
     async fn missing_or_failure(&self, error: &FsError) -> ToolError {
         if error.kind == FsErrorKind::NotFound {
-            let lead = format!("Could not edit file: {}. File not found.", self.raw_path);
+            let lead = messages::failed(&self.raw_path, messages::NOT_FOUND);
             ToolError::new(not_found_hint(self.context, lead, &self.path).await)
         } else {
             self.failure(error)
@@ -193,88 +191,10 @@ impl EditJob<'_> {
 
     fn failure(&self, error: &FsError) -> ToolError {
         let reason = match error.kind {
-            FsErrorKind::PermissionDenied => "Permission denied.".to_owned(),
-            FsErrorKind::IsADirectory => "It is a directory; edit changes files.".to_owned(),
-            _ => format!("{}.", describe_fs_error(error)),
+            FsErrorKind::PermissionDenied => messages::PERMISSION_DENIED.to_owned(),
+            FsErrorKind::IsADirectory => messages::IS_DIRECTORY.to_owned(),
+            _ => messages::fs_reason(&describe_fs_error(error)),
         };
-        ToolError::new(format!("Could not edit file: {}. {reason}", self.raw_path))
-    }
-}
-
-/// One line saying how many occurrences each replaceAll edit replaced.
-fn replace_all_note(matches: &[EditMatch], replace_all: &[bool]) -> Option<String> {
-    let parts: Vec<String> = replace_all
-        .iter()
-        .enumerate()
-        .filter(|(_, all)| **all)
-        .map(|(index, _)| {
-            let count = matches.iter().filter(|m| m.index == index).count();
-            let noun = if count == 1 {
-                "occurrence"
-            } else {
-                "occurrences"
-            };
-            format!("edits[{index}] replaced {count} {noun}")
-        })
-        .collect();
-    (!parts.is_empty()).then(|| format!("replaceAll: {}.", parts.join("; ")))
-}
-
-/// One line naming the edits that matched only after normalisation.
-fn fuzzy_note(matches: &[EditMatch]) -> Option<String> {
-    let parts: Vec<String> = matches
-        .iter()
-        .filter_map(|found| {
-            let how = match found.tier {
-                MatchTier::Exact => return None,
-                MatchTier::Normalized => "after normalising quotes/whitespace",
-                MatchTier::Whitespace => "after ignoring indentation (newText was re-indented)",
-            };
-            let lines = if found.start_line == found.end_line {
-                format!("line {}", found.start_line)
-            } else {
-                format!("lines {}-{}", found.start_line, found.end_line)
-            };
-            Some(format!("edits[{}] matched {how} at {lines}", found.index))
-        })
-        .collect();
-    (!parts.is_empty()).then(|| format!("Note: {}.", parts.join("; ")))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn names_each_fuzzy_edit_with_its_rung_and_lines() {
-        let matches = [
-            EditMatch {
-                index: 0,
-                tier: MatchTier::Normalized,
-                start_line: 3,
-                end_line: 4,
-            },
-            EditMatch {
-                index: 1,
-                tier: MatchTier::Exact,
-                start_line: 9,
-                end_line: 9,
-            },
-        ];
-        assert_eq!(
-            fuzzy_note(&matches).unwrap(),
-            "Note: edits[0] matched after normalising quotes/whitespace at lines 3-4."
-        );
-        assert!(fuzzy_note(&matches[1..]).is_none());
-        let indent = [EditMatch {
-            index: 2,
-            tier: MatchTier::Whitespace,
-            start_line: 7,
-            end_line: 7,
-        }];
-        assert_eq!(
-            fuzzy_note(&indent).unwrap(),
-            "Note: edits[2] matched after ignoring indentation (newText was re-indented) at line 7."
-        );
+        ToolError::new(messages::failed(&self.raw_path, reason))
     }
 }

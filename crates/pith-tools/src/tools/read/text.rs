@@ -19,6 +19,7 @@ use serde_json::{Value, json};
 
 use super::index::{Checkpoint, LineIndex};
 use crate::details::ReadDetails;
+use crate::messages::read as messages;
 use crate::tool::details_value;
 
 /// How far past the shown lines a large file's lines are still counted.
@@ -440,44 +441,40 @@ pub(super) fn render(
     });
     let limit_text = format_size(limits.max_bytes as u64);
     let mut text = if let Some(size) = scan.first_line_bytes {
-        format!(
-            "[Line {first_shown} is {}, exceeds {limit_text} limit. Use bash: sed -n '{first_shown}p' {} | head -c {}]",
-            format_size(size),
-            shell_quote(request.raw_path),
-            limits.max_bytes
+        messages::line_too_long(
+            first_shown,
+            &format_size(size),
+            &limit_text,
+            &shell_quote(request.raw_path),
+            limits.max_bytes,
         )
     } else if let Some(by) = scan.truncated_by {
         let last_shown = window.start + scan.kept_lines;
         let limit_note = match by {
-            TruncatedBy::Bytes => format!(" ({limit_text} limit)"),
+            TruncatedBy::Bytes => messages::byte_limit(&limit_text),
             TruncatedBy::Lines => String::new(),
         };
-        format!(
-            "{}\n\n[Showing lines {first_shown}-{last_shown} of {}{}{limit_note}. Use offset={} to continue.]",
-            scan.text,
-            if scan.complete { "" } else { "at least " },
+        messages::showing_lines(
+            &scan.text,
+            first_shown,
+            last_shown,
+            !scan.complete,
             scan.total_lines,
-            last_shown + 1
+            &limit_note,
         )
     } else {
         let after = window.start + scan.selected_lines;
         if !scan.complete {
-            format!(
-                "{}\n\n[At least {} more lines in file. Use offset={} to continue.]",
-                scan.text,
+            messages::at_least_more_lines(
+                &scan.text,
                 scan.total_lines.saturating_sub(after).max(1),
-                after + 1
+                after + 1,
             )
         } else if after < scan.total_lines {
-            format!(
-                "{}\n\n[{} more lines in file. Use offset={} to continue.]",
-                scan.text,
-                scan.total_lines - after,
-                after + 1
-            )
+            messages::more_lines(&scan.text, scan.total_lines - after, after + 1)
         } else if scan.total_lines == 0 {
             // An empty string would look like a failed call.
-            "(empty file)".to_owned()
+            messages::EMPTY_FILE.to_owned()
         } else if scan.ends_with_newline && scan.kept_lines > 0 {
             format!("{}\n", scan.text)
         } else {
@@ -486,10 +483,7 @@ pub(super) fn render(
     };
     if scan.lossy {
         text.push_str(if text.ends_with('\n') { "\n" } else { "\n\n" });
-        text.push_str(
-            "[This file is not valid UTF-8: invalid bytes are shown as \u{FFFD}. \
-             edit cannot change it; inspect the bytes with bash (xxd).]",
-        );
+        text.push_str(messages::NOT_UTF8);
     }
     (text, details)
 }
@@ -509,13 +503,8 @@ pub(super) fn structured(scan: &Scan, window: &Window, path: &std::path::Path) -
 
 /// The offset error, when the window starts past the end of the file.
 pub(super) fn offset_error(scan: &Scan, window: &Window, offset: Option<u64>) -> Option<String> {
-    (window.start > 0 && window.start >= scan.total_lines).then(|| {
-        format!(
-            "Offset {} is beyond end of file ({} lines total)",
-            offset.unwrap_or(window.start + 1),
-            scan.total_lines
-        )
-    })
+    (window.start > 0 && window.start >= scan.total_lines)
+        .then(|| messages::beyond_end(offset.unwrap_or(window.start + 1), scan.total_lines))
 }
 
 fn to_usize(value: u64) -> usize {

@@ -1,0 +1,1 @@
+//! `undo` (`tools/undo.rs`, `journal/undo.rs`).
