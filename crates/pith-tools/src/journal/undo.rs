@@ -11,6 +11,7 @@ use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
 use super::{Before, CallTag, Change, FileState, Journal, JournalEntry};
+use crate::messages::undo::{self as messages, Outcome};
 use crate::paths::describe_fs_error;
 use crate::queue::{ExclusiveError, exclusive_all};
 use crate::queue::{MutationQueue, Ticket};
@@ -94,21 +95,21 @@ impl UndoReport {
     pub fn summary(&self) -> String {
         let mut lines = Vec::new();
         for file in &self.files {
-            let what = match &file.outcome {
-                UndoOutcome::Restored if self.dry_run => "would be restored".to_owned(),
-                UndoOutcome::Restored => "restored".to_owned(),
-                UndoOutcome::Removed if self.dry_run => {
-                    "would be removed (it was created)".to_owned()
-                }
-                UndoOutcome::Removed => "removed (it was created)".to_owned(),
-                UndoOutcome::Unchanged => "already at its previous content".to_owned(),
-                UndoOutcome::Changed => "changed since; not restored (use force)".to_owned(),
-                UndoOutcome::NotUndoable { reason } => format!("not undoable: {reason}"),
+            let outcome = match &file.outcome {
+                UndoOutcome::Restored => Outcome::Restored,
+                UndoOutcome::Removed => Outcome::Removed,
+                UndoOutcome::Unchanged => Outcome::Unchanged,
+                UndoOutcome::Changed => Outcome::Changed,
+                UndoOutcome::NotUndoable { reason } => Outcome::NotUndoable(reason),
             };
-            lines.push(format!("{}: {what}", file.path.display()));
+            lines.push(messages::file_line(
+                file.path.display(),
+                outcome,
+                self.dry_run,
+            ));
         }
         if let Some(call) = &self.call {
-            lines.push(format!("Undo call {call} (undo it to redo)."));
+            lines.push(messages::undo_call(call));
         }
         lines.join("\n")
     }
@@ -188,9 +189,7 @@ pub(crate) async fn undo(
         .map_err(|error| ToolError::new(error.to_string()))?;
     let selected = select(entries, &options.selector);
     if selected.is_empty() {
-        return Err(ToolError::new(
-            "Nothing to undo: no journaled change matches. List the journal (pith undo --list) to see the calls and groups.",
-        ));
+        return Err(ToolError::new(messages::NOTHING));
     }
     let mut by_path: BTreeMap<PathBuf, Vec<JournalEntry>> = BTreeMap::new();
     for entry in selected {
@@ -214,9 +213,7 @@ pub(crate) async fn undo(
     {
         Ok(result) => result,
         Err(ExclusiveError::Lock(error)) => Err(ToolError::new(describe_fs_error(&error))),
-        Err(ExclusiveError::Panicked(panic)) => {
-            Err(ToolError::internal("Could not undo: internal error", panic))
-        }
+        Err(ExclusiveError::Panicked(panic)) => Err(ToolError::internal(messages::INTERNAL, panic)),
     }
 }
 
@@ -293,11 +290,8 @@ async fn run_locked(
             .filter(|file| matches!(file.outcome, UndoOutcome::Changed))
             .map(|file| file.path.display().to_string())
             .collect();
-        return Err(ToolError::new(format!(
-            "Undo refused: {} changed since the journaled change, so restoring would lose that work. Nothing was restored. Undo with force to overwrite it anyway.",
-            changed.join(", ")
-        ))
-        .with_details(serde_json::to_value(&report).unwrap_or_default()));
+        return Err(ToolError::new(messages::refused(&changed))
+            .with_details(serde_json::to_value(&report).unwrap_or_default()));
     }
     if wrote {
         report.call = Some(tag.call);
@@ -317,10 +311,9 @@ async fn plan(
         Ok(bytes) => Some(bytes),
         Err(error) if error.kind == FsErrorKind::NotFound => None,
         Err(error) => {
-            return Err(ToolError::new(format!(
-                "Could not undo {}: {}",
+            return Err(ToolError::new(messages::cannot_read(
                 path.display(),
-                describe_fs_error(&error)
+                &describe_fs_error(&error),
             )));
         }
     };
@@ -344,7 +337,7 @@ async fn plan(
                 Ok(bytes) => target = Some(bytes),
                 Err(error) => {
                     outcome = UndoOutcome::NotUndoable {
-                        reason: format!("{error} (entry {})", entry.id),
+                        reason: messages::content_unreadable(error, &entry.id),
                     };
                     break;
                 }
@@ -379,10 +372,9 @@ async fn plan(
 /// Writes `target` to `path` atomically, or removes the file.
 async fn restore(fs: &dyn FileSystem, path: &Path, target: Option<&[u8]>) -> Result<(), ToolError> {
     let failed = |error: pith_env::FsError| {
-        ToolError::new(format!(
-            "Could not restore {}: {}",
+        ToolError::new(messages::cannot_restore(
             path.display(),
-            describe_fs_error(&error)
+            &describe_fs_error(&error),
         ))
     };
     match target {
@@ -490,10 +482,10 @@ impl Session {
     }
 
     fn journal(&self) -> Result<Arc<Journal>, ToolError> {
-        self.toolset().config().journal.clone().ok_or_else(|| {
-            ToolError::new(
-                "Undo is off: this tool set has no journal (pith journals unless --no-journal).",
-            )
-        })
+        self.toolset()
+            .config()
+            .journal
+            .clone()
+            .ok_or_else(|| ToolError::new(messages::OFF))
     }
 }

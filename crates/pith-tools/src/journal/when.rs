@@ -12,11 +12,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 /// A message naming the accepted forms.
 pub fn parse_since(text: &str, now: SystemTime) -> Result<SystemTime, String> {
     let text = text.trim();
-    let invalid = || {
-        format!(
-            "invalid time {text:?}: give a duration ago (90s, 10m, 2h, 1d), a UTC time (2026-11-30T14:05:00Z) or @UNIX_SECONDS"
-        )
-    };
+    let invalid = || crate::messages::undo::invalid_since(text);
     if let Some(seconds) = text.strip_prefix('@') {
         let seconds: u64 = seconds.parse().map_err(|_| invalid())?;
         return Ok(UNIX_EPOCH + Duration::from_secs(seconds));

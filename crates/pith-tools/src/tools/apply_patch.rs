@@ -24,6 +24,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::{Describe, define};
+use crate::messages::apply_patch as messages;
 use crate::paths::describe_fs_error;
 use crate::queue::{ExclusiveError, exclusive_all};
 use crate::tool::{
@@ -78,11 +79,7 @@ pub(crate) struct Operation {
 }
 
 fn operations(patch: &str, context: &ToolContext) -> Result<Vec<Operation>, ToolError> {
-    let patch = parse_patch(patch).map_err(|error| {
-        ToolError::new(format!(
-            "Invalid patch: {error}. Fix that line and send the whole patch again; no file was changed."
-        ))
-    })?;
+    let patch = parse_patch(patch).map_err(|error| ToolError::new(messages::invalid(error)))?;
     let mut operations = Vec::with_capacity(patch.files.len());
     let mut seen: Vec<PathBuf> = Vec::new();
     for file in patch.files {
@@ -96,10 +93,9 @@ fn operations(patch: &str, context: &ToolContext) -> Result<Vec<Operation>, Tool
         };
         for named in std::iter::once(&path).chain(move_to.as_ref().map(|(_, p)| p)) {
             if seen.contains(named) {
-                return Err(ToolError::new(format!(
-                    "Invalid patch: {} appears twice (patch line {}). Put all changes to one file in one section; no file was changed.",
+                return Err(ToolError::new(messages::appears_twice(
                     named.display(),
-                    file.line
+                    file.line,
                 )));
             }
             seen.push(named.clone());
@@ -181,10 +177,9 @@ impl Tool for ApplyPatchTool {
             Err(ExclusiveError::Lock(error)) => {
                 Err(ToolError::internal(describe_fs_error(&error), error))
             }
-            Err(ExclusiveError::Panicked(panic)) => Err(ToolError::internal(
-                "Could not apply the patch: internal error",
-                panic,
-            )),
+            Err(ExclusiveError::Panicked(panic)) => {
+                Err(ToolError::internal(messages::INTERNAL, panic))
+            }
         }
     }
 }

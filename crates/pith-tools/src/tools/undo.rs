@@ -64,7 +64,7 @@ fn options(args: UndoArgs) -> Result<UndoOptions, ToolError> {
         args.since.is_some(),
     ];
     if chosen.iter().filter(|set| **set).count() > 1 {
-        return Err(ToolError::new("Give only one of last, call and since."));
+        return Err(ToolError::new(crate::messages::undo::ONE_SELECTOR));
     }
     let selector = if let Some(call) = args.call {
         UndoSelector::Call(call)

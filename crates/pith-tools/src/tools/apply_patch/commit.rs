@@ -4,12 +4,12 @@
 use std::path::{Path, PathBuf};
 
 use pith_env::{FileSystem, FsError, FsErrorKind};
-use pith_text::MatchTier;
 use serde_json::json;
 
 use super::stage::{Action, Staged};
 use crate::details::{PatchDetails, PatchFile, PatchFileDetails};
 use crate::journal::{self, Before, CallTag};
+use crate::messages::apply_patch as messages;
 use crate::paths::describe_fs_error;
 use crate::tool::{ToolContext, ToolError, ToolOutput, details_value};
 use crate::tools::write::{missing_ancestors, remove_created};
@@ -93,21 +93,11 @@ pub(crate) async fn commit_all(
             Ok(created_dirs) => done.push(Done { step, created_dirs }),
             Err(error) => {
                 let put_back = roll_back(fs, done).await;
-                let mut message = format!(
-                    "Could not apply the patch: changing {} failed: {}.",
+                return Err(ToolError::new(messages::commit_failed(
                     step.path.display(),
-                    describe_fs_error(&error)
-                );
-                message.push_str(&match put_back {
-                    Ok(()) => {
-                        " The files already changed were put back; no file was changed.".to_owned()
-                    }
-                    Err(failed) => format!(
-                        " Putting back the files already changed failed for {}; check them.",
-                        failed.join(", ")
-                    ),
-                });
-                return Err(ToolError::new(message));
+                    &describe_fs_error(&error),
+                    put_back,
+                )));
             }
         }
     }
@@ -173,7 +163,7 @@ async fn roll_back(fs: &dyn FileSystem, done: Vec<Done<'_>>) -> Result<(), Vec<S
 }
 
 fn result(staged: &[Staged], notes: Vec<String>) -> ToolOutput {
-    let mut lines = vec![format!("Applied the patch to {} file(s):", staged.len())];
+    let mut lines = vec![messages::applied(staged.len())];
     let mut files = Vec::new();
     let mut details = Vec::new();
     for file in staged {
@@ -185,16 +175,11 @@ fn result(staged: &[Staged], notes: Vec<String>) -> ToolOutput {
             _ => format!("M {}", file.raw),
         });
         for hunk in &file.hunks {
-            let how = match hunk.tier {
-                Some(MatchTier::Normalized) => "after normalising quotes/whitespace",
-                Some(MatchTier::Whitespace) => "after ignoring indentation",
-                _ => continue,
-            };
-            lines.push(format!(
-                "Note: {} hunk {} matched {how} at line {}.",
-                file.raw,
+            lines.extend(messages::loose_match(
+                &file.raw,
                 hunk.index + 1,
-                hunk.start_line
+                hunk.tier,
+                hunk.start_line,
             ));
         }
         let entry = PatchFile {

@@ -6,7 +6,7 @@ use pith_env::{FileKind, FileSystem, FsErrorKind};
 use pith_text::{FileChange, HunkMatch, apply_hunks, display_diff, unified_patch};
 
 use super::Operation;
-use crate::messages::apply_patch::hunk_error;
+use crate::messages::apply_patch as messages;
 use crate::paths::describe_fs_error;
 use crate::policy::Access;
 use crate::textfile::{LoadedText, check_unchanged};
@@ -52,14 +52,12 @@ pub(crate) struct Staged {
 }
 
 fn refuse(raw: &str, reason: impl std::fmt::Display) -> ToolError {
-    ToolError::new(format!(
-        "Could not apply the patch: {raw}: {reason}. No file was changed."
-    ))
+    ToolError::new(messages::refused(raw, reason))
 }
 
 /// Adds that nothing changed to a refusal from the shared load/store helpers.
 fn unchanged(mut error: ToolError) -> ToolError {
-    error.message.push_str(" No file was changed.");
+    error.message.push_str(messages::NO_FILE_CHANGED);
     error
 }
 
@@ -115,15 +113,7 @@ async fn stage(
             // Deleting is overwriting: refused when the session saw the file and it changed since.
             crate::stale::check_fresh(context, fs, &path, &old, None)
                 .await
-                .map_err(|changed| {
-                    refuse(
-                        &raw,
-                        format_args!(
-                            "it changed since this session last read it; read it again, then patch.\n{}",
-                            changed.detail
-                        ),
-                    )
-                })?;
+                .map_err(|changed| refuse(&raw, messages::changed_since_read(&changed.detail)))?;
             let text = String::from_utf8_lossy(&old).into_owned();
             Ok(Staged {
                 diff: display_diff(&text, "", CONTEXT_LINES).diff,
@@ -154,12 +144,8 @@ async fn stage(
             let (new, old_content, new_content, matches) = if hunks.is_empty() {
                 (text.to_owned(), String::new(), String::new(), Vec::new())
             } else {
-                let patched = apply_hunks(text, &hunks).map_err(|error| {
-                    ToolError::new(format!(
-                        "Could not apply the patch: {}",
-                        hunk_error(&error, &raw)
-                    ))
-                })?;
+                let patched = apply_hunks(text, &hunks)
+                    .map_err(|error| ToolError::new(messages::hunk_refused(&error, &raw)))?;
                 (
                     patched.text,
                     patched.old_content,
@@ -198,15 +184,10 @@ async fn expect_absent(
     marker: &str,
 ) -> Result<(), ToolError> {
     match fs.symlink_metadata(path).await {
-        Ok(_) => Err(refuse(
-            raw,
-            format_args!(
-                "'{marker}' names a path that already exists; use '*** Update File:' to change it"
-            ),
-        )),
+        Ok(_) => Err(refuse(raw, messages::already_exists(marker))),
         Err(error) if error.kind == FsErrorKind::NotFound => Ok(()),
         Err(error) if error.kind == FsErrorKind::NotADirectory => {
-            Err(refuse(raw, "a parent of it is a file, not a directory"))
+            Err(refuse(raw, messages::PARENT_IS_FILE))
         }
         Err(error) => Err(refuse(raw, describe_fs_error(&error))),
     }
@@ -214,16 +195,13 @@ async fn expect_absent(
 
 async fn read_regular(fs: &dyn FileSystem, path: &Path, raw: &str) -> Result<Vec<u8>, ToolError> {
     let metadata = fs.metadata(path).await.map_err(|error| match error.kind {
-        FsErrorKind::NotFound => refuse(
-            raw,
-            "file not found; check the path (use '*** Add File:' for a new file)",
-        ),
+        FsErrorKind::NotFound => refuse(raw, messages::NOT_FOUND),
         _ => refuse(raw, describe_fs_error(&error)),
     })?;
     match metadata.kind {
         FileKind::File => {}
-        FileKind::Directory => return Err(refuse(raw, "it is a directory")),
-        _ => return Err(refuse(raw, "it is not a regular file")),
+        FileKind::Directory => return Err(refuse(raw, messages::IS_DIRECTORY)),
+        _ => return Err(refuse(raw, messages::NOT_REGULAR)),
     }
     fs.read(path)
         .await
