@@ -15,9 +15,9 @@
 //! moves the call to another file is refused, because the approval happened
 //! inside this file's queue. The after-hooks see the arguments that ran.
 //!
-//! A [`QueueUse::Files`] tool (apply_patch) names its files only once its
-//! arguments are read; it locks them all and runs the before-hooks itself,
-//! once per file inside their turns, and reports a rewrite
+//! A [`QueueUse::Files`] tool (apply_patch, undo) names its files only once
+//! its arguments (or the journal) are read; it locks them all and runs the
+//! before-hooks itself, once per file inside their turns, and reports a rewrite
 //! ([`ToolContext::ran_with`]) so that the after-hooks see what ran.
 
 use std::sync::Arc;

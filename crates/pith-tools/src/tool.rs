@@ -636,7 +636,7 @@ pub enum QueueUse {
     /// queue, together with [`Tool::execute`].
     Target,
     /// Each call changes several files, known once its arguments are read
-    /// (apply_patch): it takes its place on arrival like [`QueueUse::Turn`],
+    /// (apply_patch) or the journal is (undo): it takes its place on arrival like [`QueueUse::Turn`],
     /// and [`Tool::execute`] locks the files and runs the before-hooks itself,
     /// once per file inside the files' turns ([`ToolContext::authorize`]),
     /// reporting a rewrite with [`ToolContext::ran_with`]. The pipeline does

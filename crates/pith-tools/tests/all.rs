@@ -17,3 +17,4 @@ mod pipeline;
 mod safety;
 mod search_tools;
 mod snapshots;
+mod undo_hooks;

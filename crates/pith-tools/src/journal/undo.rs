@@ -115,6 +115,15 @@ impl UndoReport {
     }
 }
 
+/// Approves each file of an undo, holding the turns of all its files (the
+/// `undo` tool's before-hooks, [`crate::tools::undo`]).
+#[async_trait::async_trait]
+pub(crate) trait ApproveFiles: Send + Sync {
+    /// Approves `paths` one by one, in order; an error refuses the whole undo
+    /// (no file has changed yet).
+    async fn approve(&self, paths: &[PathBuf]) -> Result<(), ToolError>;
+}
+
 /// What undo works with.
 pub(crate) struct UndoContext {
     pub(crate) journal: Arc<Journal>,
@@ -126,6 +135,8 @@ pub(crate) struct UndoContext {
     pub(crate) session: Session,
     pub(crate) ticket: Ticket,
     pub(crate) group: String,
+    /// Approves the files inside their turns, before anything is read or written.
+    pub(crate) approve: Option<Box<dyn ApproveFiles>>,
 }
 
 /// The entries `selector` picks, oldest first.
@@ -223,6 +234,10 @@ async fn run_locked(
     options: &UndoOptions,
 ) -> Result<UndoReport, ToolError> {
     let fs = &*context.write_fs;
+    if let Some(approve) = &context.approve {
+        let paths: Vec<PathBuf> = by_path.keys().cloned().collect();
+        approve.approve(&paths).await?;
+    }
     let mut plans = Vec::with_capacity(by_path.len());
     for (path, mut entries) in by_path {
         entries.reverse();
@@ -458,14 +473,17 @@ impl Session {
         group: Option<String>,
     ) -> Result<UndoReport, ToolError> {
         let ticket = self.admit();
-        self.undo_in_turn(ticket, options, group).await
+        self.undo_in_turn(ticket, options, group, None).await
     }
 
+    /// [`Session::undo`] in `ticket`'s place, with `approve` run on the
+    /// files inside their turns.
     pub(crate) async fn undo_in_turn(
         &self,
         ticket: Ticket,
         options: UndoOptions,
         group: Option<String>,
+        approve: Option<Box<dyn ApproveFiles>>,
     ) -> Result<UndoReport, ToolError> {
         let journal = self.journal()?;
         let toolset = self.toolset();
@@ -477,6 +495,7 @@ impl Session {
             session: self.clone(),
             ticket,
             group: group.unwrap_or_else(super::random_id),
+            approve,
         };
         undo(context, options).await
     }

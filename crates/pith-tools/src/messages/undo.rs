@@ -78,3 +78,10 @@ pub(crate) fn file_line(path: impl Display, outcome: Outcome<'_>, dry_run: bool)
 pub(crate) fn undo_call(call: &str) -> String {
     format!("Undo call {call} (undo it to redo).")
 }
+
+/// A before-hook rewrote an undo's arguments for one file.
+pub(crate) fn hook_rewrite(path: impl Display) -> String {
+    format!(
+        "A before_tool_call hook rewrote this undo call's arguments for {path}; hooks may allow or block each file of an undo, not rewrite it. Block the call instead. No file was changed."
+    )
+}

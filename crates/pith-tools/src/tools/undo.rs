@@ -1,33 +1,48 @@
 //! `undo`: restores files from the undo journal (optional; `--tools …,undo`).
+//!
+//! The call takes its place on arrival; once the journal names its files it
+//! waits for all their turns at once, and holding them the before-hooks run
+//! once per file, in path order, each on the call's arguments with that
+//! file's `path` added (`{"last": 1, "path": "/abs/a.txt"}`). A hook may
+//! allow or block a file (the whole undo is refused; no file changes), not
+//! rewrite it: which files an undo restores is the journal's to say.
 
+use std::path::PathBuf;
 use std::time::SystemTime;
 
 use async_trait::async_trait;
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::{Describe, define};
 use crate::details::UndoDetails;
+use crate::journal::undo::ApproveFiles;
 use crate::journal::{UndoOptions, UndoSelector, parse_since};
+use crate::messages::undo as messages;
 use crate::tool::{
     QueueUse, Tool, ToolAnnotations, ToolContext, ToolDefinition, ToolError, ToolOutput,
 };
 
-/// Arguments of `undo`.
-#[derive(Debug, Deserialize, JsonSchema)]
+/// Arguments of `undo` (serialized again, with a file's `path`, for the
+/// before-hooks).
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 pub(crate) struct UndoArgs {
     /// Undo the changes of the last N groups of calls (default 1: the last group). Undoing an undo redoes it.
+    #[serde(skip_serializing_if = "Option::is_none")]
     last: Option<u32>,
     /// Undo one call's changes, by the call id a listing or an undo result shows.
+    #[serde(skip_serializing_if = "Option::is_none")]
     call: Option<String>,
     /// Undo every change since this time: 10m, 2h, 1d, or a UTC time like 2026-11-30T14:05:00Z.
+    #[serde(skip_serializing_if = "Option::is_none")]
     since: Option<String>,
     /// Restore even files that changed since (losing those changes). Default false.
+    #[serde(skip_serializing_if = "Option::is_none")]
     force: Option<bool>,
     /// Only show what would be restored, with diffs. Default false.
-    #[serde(rename = "dryRun")]
+    #[serde(rename = "dryRun", skip_serializing_if = "Option::is_none")]
     dry_run: Option<bool>,
 }
 
@@ -57,6 +72,30 @@ impl UndoTool {
     }
 }
 
+/// The before-hooks, run per file inside the files' turns.
+struct Hooks {
+    context: ToolContext,
+    /// The call's arguments as validated.
+    args: Value,
+}
+
+#[async_trait]
+impl ApproveFiles for Hooks {
+    async fn approve(&self, paths: &[PathBuf]) -> Result<(), ToolError> {
+        for path in paths {
+            let mut args = self.args.clone();
+            if let Value::Object(map) = &mut args {
+                map.insert("path".to_owned(), json!(path.display().to_string()));
+            }
+            let decided = self.context.authorize("undo", args.clone()).await?;
+            if decided != args {
+                return Err(ToolError::refused(messages::hook_rewrite(path.display())));
+            }
+        }
+        Ok(())
+    }
+}
+
 fn options(args: UndoArgs) -> Result<UndoOptions, ToolError> {
     let chosen = [
         args.last.is_some(),
@@ -64,7 +103,7 @@ fn options(args: UndoArgs) -> Result<UndoOptions, ToolError> {
         args.since.is_some(),
     ];
     if chosen.iter().filter(|set| **set).count() > 1 {
-        return Err(ToolError::new(crate::messages::undo::ONE_SELECTOR));
+        return Err(ToolError::new(messages::ONE_SELECTOR));
     }
     let selector = if let Some(call) = args.call {
         UndoSelector::Call(call)
@@ -88,8 +127,11 @@ impl Tool for UndoTool {
         &self.definition
     }
 
+    /// The call takes its place on arrival and, once the journal names its
+    /// files, waits for all their turns at once; holding them, the
+    /// before-hooks run once per file (see the module docs).
     fn queue_use(&self) -> QueueUse {
-        QueueUse::Turn
+        QueueUse::Files
     }
 
     async fn execute(
@@ -98,10 +140,18 @@ impl Tool for UndoTool {
         context: &ToolContext,
         _cancel: CancellationToken,
     ) -> Result<ToolOutput, ToolError> {
+        let approve: Option<Box<dyn ApproveFiles>> = if context.config.hooks.is_empty() {
+            None
+        } else {
+            Some(Box::new(Hooks {
+                context: context.clone(),
+                args: serde_json::to_value(&args).unwrap_or_default(),
+            }))
+        };
         let options = options(args)?;
         match context
             .session
-            .undo_in_turn(context.ticket(), options, None)
+            .undo_in_turn(context.ticket(), options, None, approve)
             .await
         {
             Ok(report) => {
