@@ -19,6 +19,19 @@
 //! its arguments (or the journal) are read; it locks them all and runs the
 //! before-hooks itself, once per file inside their turns, and reports a rewrite
 //! ([`ToolContext::ran_with`]) so that the after-hooks see what ran.
+//!
+//! # Hooks that call tools
+//!
+//! A [`QueueUse::Turn`] call (read) holds its place in arrival order while
+//! its before-hooks run, before it enters its file's queue, and every later
+//! call on the same file system waits for that place. A hook that calls a
+//! queued tool of the same tool set and awaits it would wait for its own
+//! call: the pipeline marks the task while such hooks run
+//! ([`HOOKS_HOLD_TURN`]) and refuses a queued call made from it at once. A
+//! hook that hands the call to another task is not seen; a hook inside a
+//! file's queue (write, edit, apply_patch, undo) has given its place up and
+//! may call file tools on other files, not on the file it approves (that
+//! file's turn is held until the hook returns).
 
 use std::sync::Arc;
 
@@ -34,6 +47,33 @@ use crate::session::Session;
 use crate::tool::{
     CallOptions, QueueUse, Tool, ToolContext, ToolDefinition, ToolError, ToolOutput, ToolResult,
 };
+
+tokio::task_local! {
+    /// While the before-hooks of a call that holds an unused place in
+    /// arrival order run on this task: that queue (by address) and the
+    /// call's tool.
+    static HOOKS_HOLD_TURN: (usize, &'static str);
+}
+
+/// The identity of a queue for [`HOOKS_HOLD_TURN`].
+fn queue_id(queue: &Arc<crate::queue::MutationQueue>) -> usize {
+    Arc::as_ptr(queue) as usize
+}
+
+/// Runs the before-hooks of a call that holds its place in arrival order,
+/// marking the task (see the module docs).
+async fn authorize_holding_turn(
+    context: &ToolContext,
+    name: &'static str,
+    args: Value,
+) -> Result<Value, ToolError> {
+    HOOKS_HOLD_TURN
+        .scope(
+            (queue_id(&context.queue), name),
+            context.authorize(name, args),
+        )
+        .await
+}
 
 /// One call of `name` by `session`: the whole pipeline, then the notices of
 /// the session's jobs that ended (`[job 3 ... exited with code 1; ...]`)
@@ -68,6 +108,13 @@ async fn dispatch(
         ))
         .into();
     };
+    if tool.takes_queue_turn()
+        && let Ok((queue, outer)) = HOOKS_HOLD_TURN.try_with(|held| *held)
+        && queue == queue_id(toolset.queue())
+    {
+        let name = tool.definition().name;
+        return ToolError::refused(crate::messages::pipeline::called_from_hook(name, outer)).into();
+    }
     // A tool that never queues gives its place up at once.
     let ticket = tool
         .takes_queue_turn()
@@ -138,7 +185,12 @@ impl<T: Tool> RegisteredTool for T {
             let (result, ran) = hooked_per_file(&*self, args, context.clone(), cancel).await;
             return hooks.after(name, &ran, &context.cwd, result.into()).await;
         }
-        let args = match context.authorize(name, args).await {
+        let approved = if self.takes_queue_turn() {
+            authorize_holding_turn(&context, name, args).await
+        } else {
+            context.authorize(name, args).await
+        };
+        let args = match approved {
             Ok(args) => args,
             Err(blocked) => return blocked.into(),
         };
@@ -219,7 +271,7 @@ async fn in_target_queue<T: Tool>(
     }
     let Some(path) = path else {
         // No file named: no queue, the hooks run as for any tool.
-        let args = match context.authorize(name, args.clone()).await {
+        let args = match authorize_holding_turn(context, name, args.clone()).await {
             Ok(args) => args,
             Err(blocked) => return (Err(blocked), args),
         };

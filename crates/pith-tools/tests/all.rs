@@ -12,6 +12,7 @@ mod file_tools_edit;
 mod file_tools_ls;
 mod file_tools_write;
 mod history;
+mod hook_reentry;
 mod jobs;
 mod pipeline;
 mod safety;

@@ -6,3 +6,11 @@ pub(crate) fn moved_by_hook(tool: &str) -> String {
         "A before_tool_call hook changed the path of this {tool} call; hooks may rewrite the arguments of write and edit but not their path (the call is approved inside that file's queue). Block the call instead."
     )
 }
+
+/// A before-hook of `outer` (a call holding its place in arrival order while
+/// its hooks run) called `tool`, which would wait for that place.
+pub(crate) fn called_from_hook(tool: &str, outer: &str) -> String {
+    format!(
+        "{tool} was called from a before_tool_call hook of {outer}, which holds its place in the file queue until its hooks return, so {tool} would wait for it forever. Call file tools after the {outer} (in an after_tool_call hook) or through a tool set with a queue of its own."
+    )
+}
