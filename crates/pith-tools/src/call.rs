@@ -101,10 +101,9 @@ async fn dispatch(
     let toolset = session.toolset();
     let Some(tool) = toolset.tool(name) else {
         let names: Vec<&str> = toolset.definitions().iter().map(|d| d.name).collect();
-        return ToolError::invalid(format!(
-            "Tool {} not found. Available tools: {}",
-            crate::paths::clip_chars(name, 60),
-            names.join(", ")
+        return ToolError::invalid(crate::messages::pipeline::tool_not_found(
+            &crate::paths::clip_chars(name, 60),
+            &names,
         ))
         .into();
     };
@@ -333,7 +332,7 @@ async fn in_target_queue<T: Tool>(
         ),
         Err(ExclusiveError::Panicked(panic)) => (
             Err(ToolError::internal(
-                format!("Could not {name} {}: internal error", path.display()),
+                crate::messages::pipeline::internal(name, path.display()),
                 panic,
             )),
             unrun,

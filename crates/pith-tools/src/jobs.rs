@@ -22,6 +22,7 @@ use pith_env::{
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
+use crate::messages::jobs as messages;
 use crate::tools::bash::output::{OpenLog, OutputAccumulator, Snapshot};
 
 /// Running jobs a session may hold unless configured otherwise (`--max-jobs`).
@@ -60,17 +61,17 @@ impl JobEnd {
     /// `exited with code 1`, `was killed (signal 9)`, ...
     pub(crate) fn describe(&self) -> String {
         match self {
-            JobEnd::Exited(code) => format!("exited with code {code}"),
+            JobEnd::Exited(code) => messages::exited(*code),
             JobEnd::Killed {
                 signal,
                 why: Termination::TimedOut,
-            } => format!("timed out and was killed (signal {signal})"),
+            } => messages::timed_out(*signal),
             JobEnd::Killed {
                 signal,
                 why: Termination::Cancelled,
-            } => format!("was killed (signal {signal})"),
-            JobEnd::Killed { signal, .. } => format!("was killed by signal {signal}"),
-            JobEnd::Failed(message) => format!("failed to run: {message}"),
+            } => messages::killed(*signal),
+            JobEnd::Killed { signal, .. } => messages::killed_by(*signal),
+            JobEnd::Failed(message) => messages::failed_to_run(message),
         }
     }
 
@@ -292,14 +293,11 @@ impl Job {
     pub(crate) fn send_input(&self, bytes: &[u8]) -> Result<(), String> {
         let state = self.state();
         if let Some(end) = &state.end {
-            return Err(format!("job {} {}", self.id, end.describe()));
+            return Err(messages::input_after_end(self.id, &end.describe()));
         }
         match &state.input {
             Some(input) => input.send(bytes).map_err(|error| error.to_string()),
-            None => Err(format!(
-                "job {} does not accept input: start it with background or tty (a job started with yield alone has no stdin)",
-                self.id
-            )),
+            None => Err(messages::no_input(self.id)),
         }
     }
 
@@ -321,13 +319,7 @@ impl Job {
 
     /// The one-line notice for the end of this job.
     fn notice(&self, end: &JobEnd) -> String {
-        format!(
-            "[job {} `{}` {}; jobs output {} for its output]",
-            self.id,
-            self.command,
-            end.describe(),
-            self.id
-        )
+        messages::ended_notice(self.id, &self.command, &end.describe())
     }
 }
 

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 use pith_env::{Confinement, FileKind, FileSystem, FsErrorKind, WriteRules};
 
+use crate::messages::paths as messages;
 use crate::paths::nearest_existing;
 use crate::tool::ToolError;
 
@@ -105,9 +106,7 @@ impl WorkspacePolicy {
             return Ok(());
         }
         if path.as_os_str().as_encoded_bytes().contains(&0) {
-            return Err(ToolError::new(
-                "The path contains a NUL byte; send the path without it.",
-            ));
+            return Err(ToolError::new(messages::POLICY_NUL));
         }
         let real = real_target(fs, path).await?;
         for root in &self.roots {
@@ -130,12 +129,12 @@ impl WorkspacePolicy {
         let via = if real == path {
             String::new()
         } else {
-            format!(" (it resolves to {})", real.display())
+            messages::resolves_to(real.display())
         };
-        Err(ToolError::new(format!(
-            "{} is outside the workspace{via}. Allowed roots: {}. Use a path inside them.",
+        Err(ToolError::new(messages::outside_workspace(
             path.display(),
-            roots.join(", ")
+            &via,
+            &roots,
         )))
     }
 
@@ -190,19 +189,14 @@ pub(crate) async fn real_target(fs: &dyn FileSystem, path: &Path) -> Result<Path
     .await
     .map_err(|error| ToolError::new(error.to_string()))?;
     let Some(((existing, metadata), rest)) = found else {
-        return Err(ToolError::new(format!(
-            "{} does not exist.",
-            path.display()
-        )));
+        return Err(ToolError::new(messages::does_not_exist(path.display())));
     };
     match fs.canonicalize(&existing).await {
         Ok(real) if rest.as_os_str().is_empty() => Ok(real),
         Ok(real) => Ok(real.join(rest)),
-        Err(error) if metadata.kind == FileKind::Symlink => Err(ToolError::new(format!(
-            "{} is a symbolic link whose target cannot be resolved ({}); refusing to write through it.",
-            existing.display(),
-            error.kind.code()
-        ))),
+        Err(error) if metadata.kind == FileKind::Symlink => Err(ToolError::new(
+            messages::unresolvable_symlink(existing.display(), error.kind.code()),
+        )),
         Err(error) => Err(ToolError::new(error.to_string())),
     }
 }

@@ -173,7 +173,7 @@ impl From<ToolOutput> for ToolResult {
 }
 
 /// The text every tool reports for a cancelled call.
-pub(crate) const ABORTED: &str = "Operation aborted";
+pub(crate) const ABORTED: &str = crate::messages::pipeline::ABORTED;
 
 /// What kind of failure a [`ToolError`] is: the first four are for the model
 /// to act on (fix the call, pick another path, ask the user); [`Internal`]
@@ -562,7 +562,7 @@ impl ToolContext {
             .await
             .map_err(|reason| {
                 ToolError::refused(if reason.is_empty() {
-                    "Tool execution was blocked".to_owned()
+                    crate::messages::pipeline::BLOCKED.to_owned()
                 } else {
                     reason
                 })

@@ -94,3 +94,55 @@ pub(crate) fn full_output(path: impl Display) -> String {
 pub(crate) fn full_output_failed(error: impl Display) -> String {
     format!(" Full output could not be saved: {error}")
 }
+
+/// A `timeout` of 0 or below (before the generic validation, which would
+/// only say "must be greater than 0").
+pub(crate) const NONPOSITIVE_TIMEOUT: &str =
+    "timeout must be greater than 0 seconds (omit it for no timeout)";
+
+/// A `timeout` that is not finite.
+pub(crate) const INFINITE_TIMEOUT: &str = "Invalid timeout: must be a finite number of seconds";
+
+/// A `timeout` over the largest.
+pub(crate) const TIMEOUT_TOO_LARGE: &str = "Invalid timeout: maximum is 2147483.647 seconds";
+
+/// The configured shell does not exist (when selecting it).
+pub(crate) fn custom_shell_not_found(shell: impl Display) -> String {
+    format!("Custom shell path not found: {shell}")
+}
+
+/// The session's job limit is reached.
+pub(crate) fn too_many_jobs(max: usize) -> String {
+    format!(
+        "{max} jobs are already running in this session (the limit; hosts set it with --max-jobs). \
+         Kill one with jobs {{\"action\":\"kill\",\"id\":ID}} or wait for one to end (jobs list shows them)."
+    )
+}
+
+/// The session is closing.
+pub(crate) const SESSION_OVER: &str = "This session is over: no new jobs can start.";
+
+/// How a job was started, after its id: under a terminal or not.
+pub(crate) fn job_how(tty: bool) -> &'static str {
+    if tty { " under a pseudo-terminal" } else { "" }
+}
+
+/// The first line of a job still running.
+pub(crate) fn started_as_job(id: u32, how: &str) -> String {
+    format!(
+        "[started as job {id}{how}; jobs output/input/kill with id {id} — jobs output with wait waits for it]"
+    )
+}
+
+/// The first line of a job that ended before the call returned.
+pub(crate) fn ran_as_job(id: u32, how: &str) -> String {
+    format!("[ran as job {id}{how}]")
+}
+
+/// A command that ended without output to show (`end`: how it ended).
+pub(crate) fn command_ended(end: &str) -> String {
+    format!("Command {end}")
+}
+
+/// A command that could not run.
+pub(crate) const FAILED_TO_RUN: &str = "Command failed to run";

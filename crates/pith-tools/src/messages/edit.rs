@@ -9,6 +9,10 @@ const SHOWN_FRAGMENT_LINES: usize = 12;
 /// Characters of one fragment line shown at most.
 const SHOWN_LINE_CHARS: usize = 200;
 
+/// An edit call without edits.
+pub(crate) const NO_EDITS: &str =
+    "Edit tool input is invalid. edits must contain at least one replacement.";
+
 /// The edit engine's refusal, in one to three lines naming the edit's
 /// arguments: `path` is the path as the model gave it, `edit_count` the
 /// number of edits (a single edit is "the text" and `oldText`, several are
@@ -32,9 +36,7 @@ pub(crate) fn engine_error(error: &EditError, path: &str, edit_count: usize) -> 
         }
     };
     match error {
-        EditError::NoEdits => {
-            "Edit tool input is invalid. edits must contain at least one replacement.".to_owned()
-        }
+        EditError::NoEdits => NO_EDITS.to_owned(),
         EditError::EmptyOldText { index } => format!(
             "{} must not be empty in {path}. Put the exact text to replace in it.",
             old_text(index)

@@ -50,3 +50,31 @@ pub(crate) fn similar_names(lead: &str, parent: impl Display, similar: &[String]
 pub(crate) fn did_you_mean(message: &str, elsewhere: &[String]) -> String {
     format!("{message}\nDid you mean {}?", elsewhere.join(" or "))
 }
+
+/// The workspace check: a path with a NUL byte.
+pub(crate) const POLICY_NUL: &str = "The path contains a NUL byte; send the path without it.";
+
+/// The workspace check: where a path outside resolves to, when it differs.
+pub(crate) fn resolves_to(real: impl Display) -> String {
+    format!(" (it resolves to {real})")
+}
+
+/// The workspace check: a path outside every root (`via` from [`resolves_to`] or empty).
+pub(crate) fn outside_workspace(path: impl Display, via: &str, roots: &[String]) -> String {
+    format!(
+        "{path} is outside the workspace{via}. Allowed roots: {}. Use a path inside them.",
+        roots.join(", ")
+    )
+}
+
+/// The workspace check: no ancestor of the path exists.
+pub(crate) fn does_not_exist(path: impl Display) -> String {
+    format!("{path} does not exist.")
+}
+
+/// The workspace check: a symlink on the way whose target cannot be resolved.
+pub(crate) fn unresolvable_symlink(link: impl Display, code: &str) -> String {
+    format!(
+        "{link} is a symbolic link whose target cannot be resolved ({code}); refusing to write through it."
+    )
+}

@@ -99,3 +99,58 @@ pub(crate) fn beyond_end(offset: u64, total: u64) -> String {
 pub(crate) fn encoding(describe: &str) -> String {
     format!("[file is {describe}; edits keep it]")
 }
+
+/// The first line of an image's result.
+pub(crate) fn image_header(mime: &str) -> String {
+    format!("Read image file [{mime}]")
+}
+
+/// An image that is not attached (`reason`: one sentence from the decoder
+/// checks, without its stop).
+pub(crate) fn image_omitted(reason: &str) -> String {
+    format!("[Image omitted: {reason}]")
+}
+
+/// A BMP was converted to attach it.
+pub(crate) const IMAGE_CONVERTED_FROM_BMP: &str = "[Image converted from image/bmp to image/png.]";
+
+/// No supported format could carry the image.
+pub(crate) const IMAGE_NOT_CONVERTIBLE: &str =
+    "[Image omitted: could not be converted to a supported inline image format.]";
+
+/// The image could not be made small enough.
+pub(crate) const IMAGE_NOT_SHRINKABLE: &str =
+    "[Image omitted: could not be resized below the inline image size limit.]";
+
+/// The image was shrunk to attach it.
+pub(crate) fn image_resized(width: u32, height: u32, shown: (u32, u32), scale: f64) -> String {
+    format!(
+        "[Image: original {width}x{height}, displayed at {}x{}. Multiply coordinates by {scale:.2} to map to original image.]",
+        shown.0, shown.1
+    )
+}
+
+/// The image does not decode (`error`: the decoder's message on one line).
+pub(crate) fn image_invalid(name: &str, error: &str) -> String {
+    format!("the file is not a valid {name} image ({error}). Inspect it with bash (e.g. file).")
+}
+
+/// The image's header claims more pixels than read decodes.
+pub(crate) fn image_too_many_pixels(
+    name: &str,
+    width: u32,
+    height: u32,
+    megapixels: u64,
+    max_side: u32,
+) -> String {
+    format!(
+        "the {name} header says {width}x{height} pixels, more than the {megapixels} megapixels (at most {max_side} a side) read decodes. Shrink it with bash to view it."
+    )
+}
+
+/// Decoding the image would take too much memory.
+pub(crate) fn image_too_much_memory(name: &str, mib: u64) -> String {
+    format!(
+        "decoding this {name} image would need more than {mib} MiB of memory. Shrink it with bash to view it."
+    )
+}

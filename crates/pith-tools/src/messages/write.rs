@@ -47,3 +47,14 @@ pub(crate) fn changed_since_read(raw: &str, detail: &str) -> String {
         "{raw} has changed since this session last read it. Read it again before overwriting it.\n{detail}"
     )
 }
+
+/// The reason a parent directory could not be made: a file is where it goes.
+pub(crate) const FILE_IN_THE_WAY: &str = "a file is in the way";
+
+/// The result (`encoding`: the encoding written, when not plain UTF-8).
+pub(crate) fn wrote(bytes: usize, raw: &str, encoding: Option<&str>) -> String {
+    match encoding {
+        Some(encoding) => format!("Successfully wrote {bytes} bytes to {raw} in {encoding}"),
+        None => format!("Successfully wrote {bytes} bytes to {raw}"),
+    }
+}

@@ -101,9 +101,7 @@ impl Tool for EditTool {
 
     fn validate(&self, args: &EditArgs) -> Result<(), ToolError> {
         if args.edits.is_empty() {
-            return Err(ToolError::invalid(
-                "Edit tool input is invalid. edits must contain at least one replacement.",
-            ));
+            return Err(ToolError::invalid(crate::messages::edit::NO_EDITS));
         }
         Ok(())
     }

@@ -184,7 +184,7 @@ fn list(context: &ToolContext) -> ToolOutput {
     let mut entries = Vec::new();
     for job in &jobs {
         let state = match &job.end {
-            None => "running".to_owned(),
+            None => messages::RUNNING.to_owned(),
             Some(end) => end.describe(),
         };
         let _ = writeln!(
@@ -289,7 +289,7 @@ async fn input(
     };
     let changes = job.subscribe();
     if let Err(message) = job.send_input(text.as_bytes()) {
-        return Err(ToolError::new(format!("{message}.")));
+        return Err(ToolError::new(messages::input_failed(&message)));
     }
     settle(job, changes, SETTLE_MAX, cancel).await;
     let taken = job.take_output(true);
@@ -371,26 +371,22 @@ pub(crate) fn render(job: &Job, taken: &JobOutput, lead: Option<&str>) -> ToolOu
         }
     }
     let state = match &taken.end {
-        None => format!("running for {}", format_elapsed(taken.elapsed)),
-        Some(end) => format!("{} after {}", end.describe(), format_elapsed(taken.elapsed)),
+        None => messages::running_for(&format_elapsed(taken.elapsed)),
+        Some(end) => messages::ended_after(&end.describe(), &format_elapsed(taken.elapsed)),
     };
     let log = match (&taken.log_path, &taken.log_error) {
-        (Some(path), _) => format!("full log: {}", path.display()),
-        (None, Some(error)) => format!("full log could not be saved: {error}"),
-        (None, None) => "no full log".to_owned(),
+        (Some(path), _) => messages::full_log(path.display()),
+        (None, Some(error)) => messages::full_log_failed(error),
+        (None, None) => messages::NO_FULL_LOG.to_owned(),
     };
-    let _ = write!(
-        text,
-        "\n\n[job {} {state}; {} of output in all; {log}]",
+    text.push_str(&messages::output_footer(
         job.id,
-        pith_text::format_size(taken.total_bytes)
-    );
+        &state,
+        &pith_text::format_size(taken.total_bytes),
+        &log,
+    ));
     if taken.waiting_for_input {
-        let _ = write!(
-            text,
-            "\n[job {} is probably waiting for input: it is quiet and its last line does not end in a newline; send it with jobs input]",
-            job.id
-        );
+        text.push_str(&messages::waiting_for_input(job.id));
     }
     ToolOutput::text(text).with_details_of(&JobOutputDetails {
         job_id: job.id.to_string(),

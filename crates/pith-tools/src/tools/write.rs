@@ -136,7 +136,7 @@ impl Tool for WriteTool {
             remove_created(fs, &created).await;
             let reason = match error.kind {
                 FsErrorKind::AlreadyExists | FsErrorKind::NotADirectory => {
-                    "a file is in the way".to_owned()
+                    messages::FILE_IN_THE_WAY.to_owned()
                 }
                 _ => describe_fs_error(&error),
             };
@@ -180,11 +180,11 @@ impl Tool for WriteTool {
         session
             .record_written_text(fs, &path, bytes, &args.content)
             .await;
-        let mut text = format!("Successfully wrote {} bytes to {raw}", bytes.len());
+        let written_in = (encoding != TextEncoding::utf8()).then(|| encoding.describe());
+        let mut text = messages::wrote(bytes.len(), raw, written_in.as_deref());
         let mut structured = serde_json::json!({"path": raw, "bytes": bytes.len()});
-        if encoding != TextEncoding::utf8() {
-            text.push_str(&format!(" in {}", encoding.describe()));
-            structured["encoding"] = serde_json::json!(encoding.describe());
+        if let Some(described) = &written_in {
+            structured["encoding"] = serde_json::json!(described);
         }
         if let Some(note) = note {
             text.push('\n');

@@ -9,6 +9,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{LOG_PREFIX_JOB, finish, structured};
 use crate::jobs::{Job, JobSink};
+use crate::messages::bash as messages;
 use crate::tool::{ToolContext, ToolError, ToolOutput};
 use crate::tools::jobs::{render, settle};
 
@@ -55,15 +56,10 @@ pub(super) async fn start(
     let job = match jobs.create(command, mode.tty, max, log) {
         Ok(job) => job,
         Err(true) => {
-            return Err(ToolError::new(format!(
-                "{max} jobs are already running in this session (the limit; hosts set it with --max-jobs). \
-                 Kill one with jobs {{\"action\":\"kill\",\"id\":ID}} or wait for one to end (jobs list shows them)."
-            )));
+            return Err(ToolError::new(messages::too_many_jobs(max)));
         }
         Err(false) => {
-            return Err(ToolError::new(
-                "This session is over: no new jobs can start.",
-            ));
+            return Err(ToolError::new(messages::SESSION_OVER));
         }
     };
     let exec = context.env.exec.clone();
@@ -98,17 +94,10 @@ pub(super) async fn start(
     if taken.end.is_some() {
         jobs.reported(job.id);
     }
-    let how = if mode.tty {
-        " under a pseudo-terminal"
-    } else {
-        ""
-    };
+    let how = messages::job_how(mode.tty);
     let lead = match &taken.end {
-        None => format!(
-            "[started as job {}{how}; jobs output/input/kill with id {} — jobs output with wait waits for it]",
-            job.id, job.id
-        ),
-        Some(_) => format!("[ran as job {}{how}]", job.id),
+        None => messages::started_as_job(job.id, how),
+        Some(_) => messages::ran_as_job(job.id, how),
     };
     let mut result = render(&job, &taken, Some(&lead));
     let exit_code = match &taken.end {
@@ -169,8 +158,8 @@ fn completed(
             }
         }
         None => Err(ToolError::new(match &taken.end {
-            Some(end) => format!("Command {}", end.describe()),
-            None => "Command failed to run".to_owned(),
+            Some(end) => messages::command_ended(&end.describe()),
+            None => messages::FAILED_TO_RUN.to_owned(),
         })),
     }
 }

@@ -8,10 +8,8 @@ use pith_env::FileSystem;
 /// The largest timeout, in milliseconds (what a JavaScript timer accepts).
 const MAX_TIMEOUT_MS: f64 = 2_147_483_647.0;
 
-/// What a `timeout` of 0 or below gets (before the generic validation, which
-/// would only say "must be greater than 0").
-pub(crate) const NONPOSITIVE_TIMEOUT: &str =
-    "timeout must be greater than 0 seconds (omit it for no timeout)";
+/// What a `timeout` of 0 or below gets.
+pub(crate) use crate::messages::bash::NONPOSITIVE_TIMEOUT;
 
 /// The error for a `timeout` argument (number or numeric string) of 0 or below.
 pub(crate) fn nonpositive_timeout(args: &serde_json::Value) -> Option<&'static str> {
@@ -32,10 +30,10 @@ pub(crate) fn timeout(seconds: Option<f64>) -> Result<Option<Duration>, String> 
         return Err(NONPOSITIVE_TIMEOUT.to_owned());
     }
     if !seconds.is_finite() {
-        return Err("Invalid timeout: must be a finite number of seconds".to_owned());
+        return Err(crate::messages::bash::INFINITE_TIMEOUT.to_owned());
     }
     if seconds * 1000.0 > MAX_TIMEOUT_MS {
-        return Err("Invalid timeout: maximum is 2147483.647 seconds".to_owned());
+        return Err(crate::messages::bash::TIMEOUT_TOO_LARGE.to_owned());
     }
     Ok(Some(Duration::from_secs_f64(seconds)))
 }
@@ -54,7 +52,9 @@ pub(crate) async fn select(
     if let Some(shell) = configured {
         return match fs.metadata(shell).await {
             Ok(_) => Ok(shell.to_path_buf()),
-            Err(_) => Err(format!("Custom shell path not found: {}", shell.display())),
+            Err(_) => Err(crate::messages::bash::custom_shell_not_found(
+                shell.display(),
+            )),
         };
     }
     let bin_bash = Path::new("/bin/bash");

@@ -9,6 +9,8 @@ use image::error::ImageError;
 use image::imageops::FilterType;
 use image::{DynamicImage, ImageDecoder, ImageFormat, ImageReader, Limits};
 
+use crate::messages::read as messages;
+
 /// Largest width or height sent to the model.
 const MAX_DIMENSION: u32 = 2000;
 /// Largest base64 payload sent to the model (4.5 MiB).
@@ -155,18 +157,18 @@ pub(super) fn attach(bytes: &[u8], kind: ImageKind, auto_resize: bool) -> Attach
         return attachment(kind.mime(), Vec::new(), STANDARD.encode(bytes), None);
     }
     let omitted = |message: &str| Attachment {
-        text: format!("Read image file [{}]\n{message}", kind.mime()),
+        text: format!("{}\n{message}", messages::image_header(kind.mime())),
         image: None,
         size: None,
     };
     let decoded = match decode(bytes, kind) {
         Ok(decoded) => decoded,
-        Err(reason) => return omitted(&format!("[Image omitted: {reason}]")),
+        Err(reason) => return omitted(&messages::image_omitted(&reason)),
     };
     let (width, height) = (decoded.width(), decoded.height());
     let mut hints = Vec::new();
     if kind == ImageKind::Bmp {
-        hints.push("[Image converted from image/bmp to image/png.]".to_owned());
+        hints.push(messages::IMAGE_CONVERTED_FROM_BMP.to_owned());
     } else if width <= MAX_DIMENSION && height <= MAX_DIMENSION && original_fits {
         return attachment(
             kind.mime(),
@@ -183,20 +185,15 @@ pub(super) fn attach(bytes: &[u8], kind: ImageKind, auto_resize: bool) -> Attach
                 STANDARD.encode(png),
                 Some((width, height)),
             ),
-            None => omitted(
-                "[Image omitted: could not be converted to a supported inline image format.]",
-            ),
+            None => omitted(messages::IMAGE_NOT_CONVERTIBLE),
         };
     }
     let Some((data, mime, shown)) = shrink(&decoded) else {
-        return omitted("[Image omitted: could not be resized below the inline image size limit.]");
+        return omitted(messages::IMAGE_NOT_SHRINKABLE);
     };
     if shown != (width, height) {
         let scale = f64::from(width) / f64::from(shown.0);
-        hints.push(format!(
-            "[Image: original {width}x{height}, displayed at {}x{}. Multiply coordinates by {scale:.2} to map to original image.]",
-            shown.0, shown.1
-        ));
+        hints.push(messages::image_resized(width, height, shown, scale));
     }
     attachment(mime, hints, data, Some(shown))
 }
@@ -207,7 +204,7 @@ fn attachment(
     data: String,
     size: Option<(u32, u32)>,
 ) -> Attachment {
-    let mut text = format!("Read image file [{mime}]");
+    let mut text = messages::image_header(mime);
     for hint in hints {
         text.push('\n');
         text.push_str(&hint);
@@ -226,10 +223,7 @@ fn decode(bytes: &[u8], kind: ImageKind) -> Result<DynamicImage, String> {
     let malformed = |error: ImageError| -> String {
         match error {
             ImageError::Limits(_) => too_much_memory(name),
-            error => format!(
-                "the file is not a valid {name} image ({}). Inspect it with bash (e.g. file).",
-                one_line(&error.to_string())
-            ),
+            error => messages::image_invalid(name, &one_line(&error.to_string())),
         }
     };
     // The decoder reads only the header here; no pixel buffer exists yet.
@@ -239,9 +233,12 @@ fn decode(bytes: &[u8], kind: ImageKind) -> Result<DynamicImage, String> {
     let (width, height) = decoder.dimensions();
     let pixels = u64::from(width) * u64::from(height);
     if pixels > MAX_DECODED_PIXELS || width > MAX_DECODED_SIDE || height > MAX_DECODED_SIDE {
-        return Err(format!(
-            "the {name} header says {width}x{height} pixels, more than the {} megapixels (at most {MAX_DECODED_SIDE} a side) read decodes. Shrink it with bash to view it.",
-            MAX_DECODED_PIXELS / (1024 * 1024)
+        return Err(messages::image_too_many_pixels(
+            name,
+            width,
+            height,
+            MAX_DECODED_PIXELS / (1024 * 1024),
+            MAX_DECODED_SIDE,
         ));
     }
     if decoder.total_bytes() > MAX_DECODE_ALLOC {
@@ -261,10 +258,7 @@ fn decode(bytes: &[u8], kind: ImageKind) -> Result<DynamicImage, String> {
 }
 
 fn too_much_memory(name: &str) -> String {
-    format!(
-        "decoding this {name} image would need more than {} MiB of memory. Shrink it with bash to view it.",
-        MAX_DECODE_ALLOC / (1024 * 1024)
-    )
+    messages::image_too_much_memory(name, MAX_DECODE_ALLOC / (1024 * 1024))
 }
 
 /// A decoder's message on one line, without a trailing period.
