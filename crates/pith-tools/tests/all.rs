@@ -19,3 +19,4 @@ mod safety;
 mod search_tools;
 mod snapshots;
 mod undo_hooks;
+mod wording;
