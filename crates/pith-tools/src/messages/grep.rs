@@ -59,3 +59,22 @@ pub(crate) fn invalid_regex(reason: &str) -> String {
         "Invalid regex: {reason}. Fix the pattern, or set literal: true to search for the text as written."
     )
 }
+
+/// A file searched up to its first NUL byte, in [`binary`]'s list.
+pub(crate) fn at_byte(path: &str, offset: u64) -> String {
+    format!("{path} at byte {offset}")
+}
+
+/// The files of a list past those named.
+pub(crate) fn and_more(count: usize) -> String {
+    format!(" and {count} more")
+}
+
+/// How many files [`oversized`] names, and the pronoun for them.
+pub(crate) fn files(count: usize) -> (String, &'static str) {
+    if count == 1 {
+        ("1 file".to_owned(), "it")
+    } else {
+        (format!("{count} files"), "them")
+    }
+}

@@ -227,12 +227,12 @@ fn push_binary(notices: &mut Notices, output: &GrepOutput) {
         .binary
         .iter()
         .take(OVERSIZED_SHOWN)
-        .map(|file| format!("{} at byte {}", file.path, file.offset))
+        .map(|file| messages::at_byte(&file.path, file.offset))
         .collect::<Vec<_>>()
         .join(", ");
     let shown = output.binary.len().min(OVERSIZED_SHOWN);
     if count > shown {
-        names.push_str(&format!(" and {} more", count - shown));
+        names.push_str(&messages::and_more(count - shown));
     }
     notices.push(messages::binary(&names));
     notices.details.binary_files = Some(
@@ -266,16 +266,12 @@ fn push_oversized(notices: &mut Notices, output: &GrepOutput) {
         .join(", ");
     let shown = output.oversized.len().min(OVERSIZED_SHOWN);
     if count > shown {
-        names.push_str(&format!(" and {} more", count - shown));
+        names.push_str(&messages::and_more(count - shown));
     }
-    let (files, them) = if count == 1 {
-        ("1 file", "it")
-    } else {
-        (&*format!("{count} files"), "them")
-    };
+    let (files, them) = messages::files(count);
     let size = format_size(GrepRequest::MAX_LINE_BYTES as u64);
     notices.push(messages::oversized(
-        files,
+        &files,
         &size,
         &names,
         them,
