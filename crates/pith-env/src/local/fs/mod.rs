@@ -180,6 +180,36 @@ impl LocalReader {
     }
 }
 
+/// `realpath` in three system calls: open the path (`O_PATH`), ask the kernel
+/// for the open handle's path (`/proc/self/fd/N`), close it. glibc's
+/// `realpath` instead calls `readlink` on every prefix of the path, each
+/// walking it again from `/` (ten calls for a path ten components deep). Falls
+/// back to `realpath` where `/proc` is missing or the path cannot be told
+/// (the file was removed meanwhile, or lies outside this process's root).
+fn canonicalize_by_handle(path: &Path) -> Result<PathBuf, FsError> {
+    #[cfg(target_os = "linux")]
+    {
+        use rustix::fs::{Mode, OFlags};
+        use std::os::fd::AsRawFd;
+        use std::os::unix::ffi::OsStrExt;
+        let flags = OFlags::PATH | OFlags::CLOEXEC;
+        match rustix::fs::open(path, flags, Mode::empty()) {
+            Ok(fd) => {
+                let link = format!("/proc/self/fd/{}", fd.as_raw_fd());
+                if let Ok(real) = rustix::fs::readlink(link, Vec::new()) {
+                    let bytes = real.as_bytes();
+                    if bytes.starts_with(b"/") && !bytes.ends_with(b" (deleted)") {
+                        return Ok(PathBuf::from(std::ffi::OsStr::from_bytes(bytes)));
+                    }
+                }
+            }
+            // What realpath would say: the lookup failed the same way.
+            Err(errno) => return Err(FsError::from_io(std::io::Error::from(errno), path)),
+        }
+    }
+    fs::canonicalize(path).map_err(|e| FsError::from_io(e, path))
+}
+
 /// Whether the unconfined view looks paths up in place (see [`inline`]).
 fn in_place() -> bool {
     #[cfg(unix)]
@@ -329,7 +359,7 @@ impl FileSystem for LocalEnv {
             })
             .await;
         }
-        fs::canonicalize(path).map_err(|e| FsError::from_io(e, path))
+        canonicalize_by_handle(path)
     }
 
     async fn create_dir_all(&self, path: &Path) -> Result<(), FsError> {

@@ -200,3 +200,38 @@ async fn write_atomic_in_place_on_a_multi_threaded_runtime() {
         "no temp file left"
     );
 }
+
+#[test]
+fn canonicalize_by_handle_answers_as_realpath_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let real = dir.path().join("real");
+    fs::create_dir(&real).unwrap();
+    fs::write(real.join("f.txt"), "x").unwrap();
+    std::os::unix::fs::symlink(&real, dir.path().join("link")).unwrap();
+    std::os::unix::fs::symlink("nowhere", dir.path().join("dangling")).unwrap();
+    for path in [
+        dir.path().join("link/f.txt"),
+        dir.path().join("link/../real/./f.txt"),
+        dir.path().join("link"),
+        dir.path().to_path_buf(),
+    ] {
+        assert_eq!(
+            canonicalize_by_handle(&path).unwrap(),
+            fs::canonicalize(&path).unwrap(),
+            "{}",
+            path.display()
+        );
+    }
+    for (path, kind) in [
+        (dir.path().join("link/missing"), FsErrorKind::NotFound),
+        (dir.path().join("dangling"), FsErrorKind::NotFound),
+        (dir.path().join("link/f.txt/x"), FsErrorKind::NotADirectory),
+    ] {
+        assert_eq!(
+            canonicalize_by_handle(&path).unwrap_err().kind,
+            kind,
+            "{}",
+            path.display()
+        );
+    }
+}
