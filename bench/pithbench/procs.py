@@ -130,10 +130,10 @@ def pith_call(pith: str, tool: str, args: dict, cwd: Path, env: dict, stdin: boo
     return _tool_answer(a)
 
 
-def pith_batch(pith: str, requests: list[dict], cwd: Path, env: dict) -> Answer:
-    """One ``pith batch --cwd DIR`` process fed ``requests`` (``{"id","tool","args"}``)."""
+def pith_batch(pith: str, requests: list[dict], cwd: Path, env: dict, flags: list[str] = ()) -> Answer:
+    """One ``pith batch --cwd DIR [FLAGS]`` process fed ``requests`` (``{"id","tool","args"}``)."""
     data = "".join(json.dumps(r) + "\n" for r in requests).encode()
-    a = run_oneshot([pith, "batch", "--cwd", str(cwd)], cwd, env, stdin_data=data)
+    a = run_oneshot([pith, "batch", "--cwd", str(cwd), *flags], cwd, env, stdin_data=data)
     if a.error and not a.stdout.strip():
         return a
     try:

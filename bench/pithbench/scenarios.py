@@ -319,6 +319,20 @@ def build(ctx: Ctx) -> list[Scenario]:
                 [{k: v for k, v in r.items() if k != "id"} for r in requests], tree), check_batch)
             for name, runner in ctx.runners.items()]))
 
+    def run_pith_batch_root() -> Answer:
+        if not ctx.pith:
+            return _pith_missing()
+        return pith_batch(ctx.pith, requests, tree, ctx.pith_env, ["--root", str(tree), "--contain-reads"])
+
+    scenarios.append(Scenario(
+        "batch_reads_root", f"the same {len(batch)} reads, pith confined (`--root TREE --contain-reads`)",
+        [Side("pith", "one `pith batch --root TREE --contain-reads` process: reads through the "
+                      "handle-based confined view", run_pith_batch_root, check_batch)] + [
+            Side(name, "all requests piped into the running Node runner (Pi has no confinement)",
+                 lambda runner=runner: runner.batch(
+                     [{k: v for k, v in r.items() if k != "id"} for r in requests], tree), check_batch)
+            for name, runner in ctx.runners.items()]))
+
     # ------------------------------------------------------------------ cold start
     small_rel = str(c.small.relative_to(root))
     small_text = c.small.read_text()

@@ -33,6 +33,9 @@ enum Pending {
     Running { id: Value, task: JoinHandle<String> },
 }
 
+/// Started calls handed to the printer at most this many at a time.
+const HANDOVER_LINES: usize = 256;
+
 /// Runs the batch until stdin ends and every call has been printed; returns the exit status.
 pub(crate) async fn run(config: BatchConfig, env: &Env) -> anyhow::Result<i32> {
     let session = config
@@ -43,9 +46,10 @@ pub(crate) async fn run(config: BatchConfig, env: &Env) -> anyhow::Result<i32> {
     let (sender, receiver) = mpsc::unbounded_channel();
     let printer = tokio::spawn(print_in_order(receiver));
 
-    let mut stdin = BufReader::new(tokio::io::stdin());
+    let mut stdin = BufReader::with_capacity(64 * 1024, tokio::io::stdin());
     let mut line = Vec::new();
     let mut number = 0_usize;
+    let mut ready = Vec::new();
     loop {
         line.clear();
         if stdin.read_until(b'\n', &mut line).await? == 0 {
@@ -53,21 +57,28 @@ pub(crate) async fn run(config: BatchConfig, env: &Env) -> anyhow::Result<i32> {
         }
         number += 1;
         let text = String::from_utf8_lossy(&line);
-        if text.trim().is_empty() {
-            continue;
+        if !text.trim().is_empty() {
+            ready.push(match parse_line(&text, number) {
+                Ok(request) => start(&session, request, text_format),
+                Err((id, message)) => Pending::Done(render::batch_entry(
+                    &id,
+                    "",
+                    &ToolResult::error(message),
+                    text_format,
+                )),
+            });
         }
-        let pending = match parse_line(&text, number) {
-            Ok(request) => start(&session, request, text_format),
-            Err((id, message)) => Pending::Done(render::batch_entry(
-                &id,
-                "",
-                &ToolResult::error(message),
-                text_format,
-            )),
-        };
-        if sender.send(pending).is_err() {
+        // Hand the started calls over before waiting for more input (the next
+        // read would wait when nothing is buffered), or every so many lines.
+        if (stdin.buffer().is_empty() || ready.len() >= HANDOVER_LINES)
+            && !ready.is_empty()
+            && sender.send(std::mem::take(&mut ready)).is_err()
+        {
             break; // the printer stopped: stdout is gone
         }
+    }
+    if !ready.is_empty() {
+        let _ = sender.send(ready);
     }
     drop(sender);
     printer.await??;
@@ -129,21 +140,35 @@ fn start(session: &Session, request: Request, text: bool) -> Pending {
 /// Prints the lines in input order as they finish. Lines are written as
 /// soon as they are next in order, but flushed together: before waiting for
 /// a call still running or for more input, and at the end (one `write` for a
-/// run of finished calls instead of one each).
-async fn print_in_order(mut receiver: mpsc::UnboundedReceiver<Pending>) -> std::io::Result<()> {
+/// run of finished calls instead of one each). The reader hands calls over
+/// in runs too (all the lines it read before it would wait for input), so a
+/// batch of calls that finish at once costs a few wake-ups, not one per line.
+async fn print_in_order(
+    mut receiver: mpsc::UnboundedReceiver<Vec<Pending>>,
+) -> std::io::Result<()> {
     let mut stdout = tokio::io::BufWriter::with_capacity(64 * 1024, tokio::io::stdout());
+    let mut run = Vec::new().into_iter();
     let written = async {
         loop {
-            let pending = match receiver.try_recv() {
-                Ok(pending) => pending,
-                Err(mpsc::error::TryRecvError::Empty) => {
-                    stdout.flush().await?;
-                    match receiver.recv().await {
-                        Some(pending) => pending,
-                        None => break,
+            let pending = match run.next() {
+                Some(pending) => pending,
+                None => match receiver.try_recv() {
+                    Ok(next) => {
+                        run = next.into_iter();
+                        continue;
                     }
-                }
-                Err(mpsc::error::TryRecvError::Disconnected) => break,
+                    Err(mpsc::error::TryRecvError::Empty) => {
+                        stdout.flush().await?;
+                        match receiver.recv().await {
+                            Some(next) => {
+                                run = next.into_iter();
+                                continue;
+                            }
+                            None => break,
+                        }
+                    }
+                    Err(mpsc::error::TryRecvError::Disconnected) => break,
+                },
             };
             let line = match pending {
                 Pending::Done(line) => line,

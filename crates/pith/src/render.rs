@@ -35,13 +35,31 @@ pub(crate) fn json(result: &ToolResult) -> Value {
 
 /// One `pith batch` output line: the result with the call's id first.
 pub(crate) fn batch_line(id: &Value, result: &ToolResult) -> String {
-    json!({
-        "id": id,
-        "content": result.content,
-        "details": result.details,
-        "isError": result.is_error,
+    /// The line's fields, borrowed: serialised straight to text, without a
+    /// copy of the content as a `Value` first.
+    #[derive(serde::Serialize)]
+    struct Line<'a> {
+        id: &'a Value,
+        content: &'a [Content],
+        details: &'a Option<Value>,
+        #[serde(rename = "isError")]
+        is_error: bool,
+    }
+    let line = Line {
+        id,
+        content: &result.content,
+        details: &result.details,
+        is_error: result.is_error,
+    };
+    serde_json::to_string(&line).unwrap_or_else(|_| {
+        json!({
+            "id": id,
+            "content": result.content,
+            "details": result.details,
+            "isError": result.is_error,
+        })
+        .to_string()
     })
-    .to_string()
 }
 
 /// One `pith batch` entry: a JSON line, or with `text` the result's text under a

@@ -46,6 +46,12 @@ impl TreeIds {
         format!("{}{call}", self.prefix())
     }
 
+    /// Whether any id was handed out (a command was started): if none was, no
+    /// process can carry one, and the scan of `/proc` at exit is skipped.
+    pub(super) fn any_issued(&self) -> bool {
+        self.next.load(Ordering::Relaxed) > 1
+    }
+
     /// What every id of this adapter starts with.
     pub(super) fn prefix(&self) -> String {
         format!("{:016x}-", self.adapter)

@@ -167,7 +167,9 @@ impl ProcessTable {
             unix::signal_group(pgid, Signal::SIGKILL);
         }
         // Processes that left their group (setsid) but carry one of our tree ids.
-        escapees::kill_all_marked(&self.trees.prefix());
+        if self.trees.any_issued() {
+            escapees::kill_all_marked(&self.trees.prefix());
+        }
         // In a child subreaper every orphan of a command is our child, whatever
         // its group or environment: kill them all (in rounds: a dying escapee's
         // own children are re-parented to us in turn).

@@ -24,6 +24,13 @@
 //!   is unlinked relative to that handle, so nothing is left anywhere.
 //! - Every open uses `O_NONBLOCK` and `O_NOCTTY`, and a FIFO, socket or device
 //!   is refused after `fstat` on the opened handle: nothing blocks.
+//! - Lookups (`metadata`, `symlink_metadata`, `canonicalize`, the `open` of a
+//!   file to read) beneath a root on a local file system run in place on the
+//!   calling thread, as the unconfined view's do: one `openat2` with
+//!   `RESOLVE_NO_XDEV` added, so it never enters another mount. Anything but
+//!   a found file or a definite "not found" (an escape, a symlink to an
+//!   absolute path, a mount crossed, no `openat2`) is decided again on the
+//!   blocking pool by the full resolution above.
 
 use std::ffi::OsStr;
 use std::fs::File;
@@ -38,6 +45,7 @@ use async_trait::async_trait;
 use rustix::fs::{self as rfs, AtFlags, FileType, Mode, OFlags};
 use rustix::io::Errno;
 
+use super::inline::fd_is_local;
 use super::kind::{convert, kind_of_mode, mode_of, special_error, special_kind};
 use super::resolve::{Found, Root, Walk, nearest_real, os_error, retry, walk};
 use super::temp::{Filler, TempIn};
@@ -88,6 +96,7 @@ impl LocalBeneath {
             roots.push(Root {
                 configured,
                 real,
+                in_place: fd_is_local(&fd),
                 fd,
             });
         }
@@ -165,6 +174,90 @@ impl Inner {
             }
         }
         Err(FsError::new(FsErrorKind::OutsideRoots, path))
+    }
+
+    /// Opens `path` with `flags` in place, on the calling thread, when that
+    /// cannot wait on a server: the root is on a local file system and one
+    /// `openat2` beneath it that crosses no mount answers. `None`: decide on
+    /// the blocking pool (not under a root by prefix, no `openat2`, a network
+    /// root, an escape or absolute symlink, a mount crossed, any other error).
+    #[cfg(target_os = "linux")]
+    fn open_in_place(&self, path: &Path, flags: OFlags) -> Option<Result<OwnedFd, FsError>> {
+        use rustix::fs::ResolveFlags;
+        if !self.openat2.load(Ordering::Relaxed) {
+            return None;
+        }
+        let (root, relative) = self.roots.iter().find_map(|root| {
+            [&root.configured, &root.real]
+                .into_iter()
+                .find_map(|base| path.strip_prefix(base).ok())
+                .map(|relative| (root, relative))
+        })?;
+        if !root.in_place {
+            return None;
+        }
+        let target: &Path = if relative.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            relative
+        };
+        match rfs::openat2(
+            root.fd.as_fd(),
+            target,
+            flags | OFlags::CLOEXEC,
+            Mode::empty(),
+            ResolveFlags::BENEATH | ResolveFlags::NO_MAGICLINKS | ResolveFlags::NO_XDEV,
+        ) {
+            Ok(fd) => Some(Ok(fd)),
+            // Found missing on the root's own file system: the full
+            // resolution would say the same.
+            Err(errno @ (Errno::NOENT | Errno::NOTDIR)) => Some(Err(os_error(errno, path))),
+            Err(_) => None,
+        }
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn open_in_place(&self, _path: &Path, _flags: OFlags) -> Option<Result<OwnedFd, FsError>> {
+        None
+    }
+
+    /// [`Inner::open_file`] in place, or `None` (see [`Inner::open_in_place`]).
+    fn open_file_in_place(&self, path: &Path) -> Option<Result<File, FsError>> {
+        Some(
+            self.open_in_place(path, READ_FLAGS)?
+                .and_then(|fd| checked_file(fd, path)),
+        )
+    }
+
+    /// `stat` in place, or `None` (see [`Inner::open_in_place`]).
+    fn stat_in_place(&self, path: &Path, follow: bool) -> Option<Result<rfs::Stat, FsError>> {
+        let flags = if follow {
+            OFlags::PATH
+        } else {
+            OFlags::PATH | OFlags::NOFOLLOW
+        };
+        Some(
+            self.open_in_place(path, flags)?
+                .and_then(|fd| rfs::fstat(&fd).map_err(|errno| os_error(errno, path))),
+        )
+    }
+
+    /// [`Inner::canonicalize`] in place, or `None` (see
+    /// [`Inner::open_in_place`]): the path the kernel gives the handle, which
+    /// lies beneath the root's real path (no mount was crossed).
+    fn canonicalize_in_place(&self, path: &Path) -> Option<Result<PathBuf, FsError>> {
+        let fd = match self.open_in_place(path, OFlags::PATH)? {
+            Ok(fd) => fd,
+            Err(error) => return Some(Err(error)),
+        };
+        use std::os::fd::AsRawFd;
+        let link = format!("/proc/self/fd/{}", fd.as_raw_fd());
+        let real = PathBuf::from(OsStr::from_bytes(
+            rfs::readlink(link, Vec::new()).ok()?.as_bytes(),
+        ));
+        let beneath = self.roots.iter().any(|root| real.starts_with(&root.real));
+        // " (deleted)": removed since it was opened; let the walk say so.
+        (beneath && !real.as_os_str().as_bytes().ends_with(b" (deleted)")).then_some(Ok(real))
     }
 
     /// `walk` from the root `path` is under, as an [`FsError`] on failure.
@@ -246,14 +339,7 @@ impl Inner {
             }
             Err(error) => return Err(error),
         };
-        let stat = rfs::fstat(&fd).map_err(|errno| os_error(errno, path))?;
-        if let Some(kind) = special_kind(mode_of(&stat)) {
-            return Err(special_error(kind, path));
-        }
-        if kind_of_mode(mode_of(&stat)) == FileKind::Directory {
-            return Err(FsError::new(FsErrorKind::IsADirectory, path));
-        }
-        Ok(File::from(fd))
+        checked_file(fd, path)
     }
 
     fn explain_open_error(&self, path: &Path, error: FsError) -> FsError {
@@ -422,6 +508,18 @@ impl Inner {
     }
 }
 
+/// The file `fd` opened for reading, unless it is a directory or special file.
+fn checked_file(fd: OwnedFd, path: &Path) -> Result<File, FsError> {
+    let stat = rfs::fstat(&fd).map_err(|errno| os_error(errno, path))?;
+    if let Some(kind) = special_kind(mode_of(&stat)) {
+        return Err(special_error(kind, path));
+    }
+    if kind_of_mode(mode_of(&stat)) == FileKind::Directory {
+        return Err(FsError::new(FsErrorKind::IsADirectory, path));
+    }
+    Ok(File::from(fd))
+}
+
 #[async_trait]
 impl FileSystem for LocalBeneath {
     async fn read(&self, path: &Path) -> Result<Vec<u8>, FsError> {
@@ -455,8 +553,11 @@ impl FileSystem for LocalBeneath {
     }
 
     async fn open(&self, path: &Path) -> Result<Box<dyn FileReader>, FsError> {
+        if let Some(file) = self.inner.open_file_in_place(path) {
+            return Ok(Box::new(LocalReader::new(file?, path)));
+        }
         let file = self.run(path, |inner, path| inner.open_file(path)).await?;
-        Ok(Box::new(LocalReader::new(file, path)))
+        Ok(Box::new(LocalReader::pooled(file, path)))
     }
 
     async fn write_atomic(&self, path: &Path, contents: &[u8]) -> Result<(), FsError> {
@@ -475,6 +576,9 @@ impl FileSystem for LocalBeneath {
     }
 
     async fn metadata(&self, path: &Path) -> Result<Metadata, FsError> {
+        if let Some(stat) = self.inner.stat_in_place(path, true) {
+            return stat.map(|s| convert(&s));
+        }
         self.run(path, |inner, path| {
             inner.stat(path, true).map(|s| convert(&s))
         })
@@ -482,6 +586,9 @@ impl FileSystem for LocalBeneath {
     }
 
     async fn symlink_metadata(&self, path: &Path) -> Result<Metadata, FsError> {
+        if let Some(stat) = self.inner.stat_in_place(path, false) {
+            return stat.map(|s| convert(&s));
+        }
         self.run(path, |inner, path| {
             inner.stat(path, false).map(|s| convert(&s))
         })
@@ -493,6 +600,9 @@ impl FileSystem for LocalBeneath {
     }
 
     async fn canonicalize(&self, path: &Path) -> Result<PathBuf, FsError> {
+        if let Some(real) = self.inner.canonicalize_in_place(path) {
+            return real;
+        }
         self.run(path, |inner, path| inner.canonicalize(path)).await
     }
 

@@ -13,11 +13,15 @@
 //! and back (two thread wake-ups) costs several times that, and was most of
 //! the cost of a small `read` in a batch. Whatever may take long (whole-file
 //! reads, the rest of a stream, writes and their fsyncs, directory listings)
-//! still runs on the pool.
+//! still runs on the pool. Only on local file systems: where a lookup could
+//! wait on a server (NFS, SMB, FUSE, ...) it runs on the pool too, see
+//! [`inline`].
 
 mod atomic;
 #[cfg(unix)]
 mod beneath;
+#[cfg(unix)]
+pub(crate) mod inline;
 #[cfg(unix)]
 pub(crate) use beneath::LocalBeneath;
 #[cfg(unix)]
@@ -165,6 +169,53 @@ impl LocalReader {
             path: path.to_path_buf(),
         }
     }
+
+    /// A reader that streams everything from the blocking pool (a file on a
+    /// file system where reads may wait on a server).
+    fn pooled(file: File, path: &Path) -> LocalReader {
+        LocalReader {
+            inline_left: 0,
+            ..LocalReader::new(file, path)
+        }
+    }
+}
+
+/// `realpath` in three system calls: open the path (`O_PATH`), ask the kernel
+/// for the open handle's path (`/proc/self/fd/N`), close it. glibc's
+/// `realpath` instead calls `readlink` on every prefix of the path, each
+/// walking it again from `/` (ten calls for a path ten components deep). Falls
+/// back to `realpath` where `/proc` is missing or the path cannot be told
+/// (the file was removed meanwhile, or lies outside this process's root).
+fn canonicalize_by_handle(path: &Path) -> Result<PathBuf, FsError> {
+    #[cfg(target_os = "linux")]
+    {
+        use rustix::fs::{Mode, OFlags};
+        use std::os::fd::AsRawFd;
+        use std::os::unix::ffi::OsStrExt;
+        let flags = OFlags::PATH | OFlags::CLOEXEC;
+        match rustix::fs::open(path, flags, Mode::empty()) {
+            Ok(fd) => {
+                let link = format!("/proc/self/fd/{}", fd.as_raw_fd());
+                if let Ok(real) = rustix::fs::readlink(link, Vec::new()) {
+                    let bytes = real.as_bytes();
+                    if bytes.starts_with(b"/") && !bytes.ends_with(b" (deleted)") {
+                        return Ok(PathBuf::from(std::ffi::OsStr::from_bytes(bytes)));
+                    }
+                }
+            }
+            // What realpath would say: the lookup failed the same way.
+            Err(errno) => return Err(FsError::from_io(std::io::Error::from(errno), path)),
+        }
+    }
+    fs::canonicalize(path).map_err(|e| FsError::from_io(e, path))
+}
+
+/// Whether the unconfined view looks paths up in place (see [`inline`]).
+fn in_place() -> bool {
+    #[cfg(unix)]
+    return inline::unconfined_in_place();
+    #[cfg(not(unix))]
+    return false;
 }
 
 #[async_trait]
@@ -227,7 +278,12 @@ impl FileSystem for LocalEnv {
     }
 
     async fn open(&self, path: &Path) -> Result<Box<dyn FileReader>, FsError> {
-        // In place: see the module docs.
+        // In place on a local file system: see the module docs.
+        if !in_place() {
+            let owned = path.to_path_buf();
+            let file = blocking(path, move || open_file(&owned)).await?;
+            return Ok(Box::new(LocalReader::pooled(file, path)));
+        }
         let file = open_file(path)?;
         Ok(Box::new(LocalReader::new(file, path)))
     }
@@ -250,16 +306,30 @@ impl FileSystem for LocalEnv {
     }
 
     async fn metadata(&self, path: &Path) -> Result<Metadata, FsError> {
-        // In place: see the module docs.
-        fs::metadata(path)
-            .map(|metadata| convert(&metadata))
-            .map_err(|e| FsError::from_io(e, path))
+        // In place on a local file system: see the module docs.
+        let lookup = |path: &Path| {
+            fs::metadata(path)
+                .map(|metadata| convert(&metadata))
+                .map_err(|e| FsError::from_io(e, path))
+        };
+        if !in_place() {
+            let owned = path.to_path_buf();
+            return blocking(path, move || lookup(&owned)).await;
+        }
+        lookup(path)
     }
 
     async fn symlink_metadata(&self, path: &Path) -> Result<Metadata, FsError> {
-        fs::symlink_metadata(path)
-            .map(|metadata| convert(&metadata))
-            .map_err(|e| FsError::from_io(e, path))
+        let lookup = |path: &Path| {
+            fs::symlink_metadata(path)
+                .map(|metadata| convert(&metadata))
+                .map_err(|e| FsError::from_io(e, path))
+        };
+        if !in_place() {
+            let owned = path.to_path_buf();
+            return blocking(path, move || lookup(&owned)).await;
+        }
+        lookup(path)
     }
 
     async fn read_dir(&self, path: &Path) -> Result<Vec<DirEntry>, FsError> {
@@ -281,8 +351,15 @@ impl FileSystem for LocalEnv {
     }
 
     async fn canonicalize(&self, path: &Path) -> Result<PathBuf, FsError> {
-        // In place: see the module docs.
-        fs::canonicalize(path).map_err(|e| FsError::from_io(e, path))
+        // In place on a local file system: see the module docs.
+        if !in_place() {
+            let owned = path.to_path_buf();
+            return blocking(path, move || {
+                fs::canonicalize(&owned).map_err(|e| FsError::from_io(e, &owned))
+            })
+            .await;
+        }
+        canonicalize_by_handle(path)
     }
 
     async fn create_dir_all(&self, path: &Path) -> Result<(), FsError> {

@@ -29,6 +29,9 @@ pub(super) struct Root {
     pub(super) configured: PathBuf,
     pub(super) real: PathBuf,
     pub(super) fd: OwnedFd,
+    /// Whether the root is on a local file system (`fstatfs`), where lookups
+    /// beneath it may run in place (see [`inline`](super::inline)).
+    pub(super) in_place: bool,
 }
 
 /// Why a resolution failed.

@@ -200,3 +200,78 @@ async fn write_atomic_in_place_on_a_multi_threaded_runtime() {
         "no temp file left"
     );
 }
+
+#[test]
+fn canonicalize_by_handle_answers_as_realpath_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let real = dir.path().join("real");
+    fs::create_dir(&real).unwrap();
+    fs::write(real.join("f.txt"), "x").unwrap();
+    std::os::unix::fs::symlink(&real, dir.path().join("link")).unwrap();
+    std::os::unix::fs::symlink("nowhere", dir.path().join("dangling")).unwrap();
+    for path in [
+        dir.path().join("link/f.txt"),
+        dir.path().join("link/../real/./f.txt"),
+        dir.path().join("link"),
+        dir.path().to_path_buf(),
+    ] {
+        assert_eq!(
+            canonicalize_by_handle(&path).unwrap(),
+            fs::canonicalize(&path).unwrap(),
+            "{}",
+            path.display()
+        );
+    }
+    for (path, kind) in [
+        (dir.path().join("link/missing"), FsErrorKind::NotFound),
+        (dir.path().join("dangling"), FsErrorKind::NotFound),
+        (dir.path().join("link/f.txt/x"), FsErrorKind::NotADirectory),
+    ] {
+        assert_eq!(
+            canonicalize_by_handle(&path).unwrap_err().kind,
+            kind,
+            "{}",
+            path.display()
+        );
+    }
+}
+
+/// A lookup beneath a root that crosses into another mount (here `/dev/shm`, a
+/// tmpfs mounted on `/dev`) stops in place with `EXDEV` and is answered by the
+/// full resolution on the blocking pool: the same answers as any other path.
+#[tokio::test]
+async fn the_confined_view_answers_for_a_path_across_a_mount_inside_its_root() {
+    use std::os::unix::fs::MetadataExt;
+    let test = "the_confined_view_answers_for_a_path_across_a_mount_inside_its_root";
+    let (Ok(outer), Ok(inner)) = (fs::metadata("/dev"), fs::metadata("/dev/shm")) else {
+        return pith_testkit::skip(test, pith_testkit::Prerequisite::Other, "no /dev/shm");
+    };
+    if outer.dev() == inner.dev() {
+        return pith_testkit::skip(
+            test,
+            pith_testkit::Prerequisite::Other,
+            "/dev/shm is not a mount of its own here",
+        );
+    }
+    let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+    let file = dir.path().join("f.txt");
+    fs::write(&file, "across\n").unwrap();
+    let view = std::sync::Arc::new(LocalEnv::new())
+        .confine(crate::Confinement::new(vec![PathBuf::from("/dev")]));
+    assert_eq!(view.metadata(&file).await.unwrap().len, 7);
+    assert_eq!(
+        view.canonicalize(&file).await.unwrap(),
+        fs::canonicalize(&file).unwrap()
+    );
+    let mut reader = view.open(&file).await.unwrap();
+    let mut buf = [0u8; 16];
+    let read = reader.read_chunk(&mut buf).await.unwrap();
+    assert_eq!(&buf[..read], b"across\n");
+    assert_eq!(
+        view.metadata(&dir.path().join("missing"))
+            .await
+            .unwrap_err()
+            .kind,
+        FsErrorKind::NotFound
+    );
+}

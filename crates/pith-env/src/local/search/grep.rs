@@ -41,7 +41,8 @@
 //! overflows that too is skipped (none of its rows kept, not even the matches
 //! before the long line: the output reports it as not searched) and listed in
 //! [`GrepOutput::oversized`]. Memory is thus at most one 1 MiB buffer per
-//! worker (12 at most) plus one 16 MiB buffer, whatever the thread count,
+//! worker (12 at most, each with a 64 KiB buffer for a file's first bytes) plus one
+//! 16 MiB buffer, whatever the thread count,
 //! plus the rows kept, whose texts are clipped to [`GrepLine::MAX_TEXT_BYTES`].
 //! (A buffer per worker of 16 MiB would cost 192 MiB on 12 cores, and a
 //! grown buffer stays grown for the worker's next files.)
@@ -62,6 +63,9 @@ use super::walk::{Entry, OrderedWalk, Select};
 use super::{Start, Stop, relative_display};
 use crate::matcher::build_matcher;
 use crate::{GrepLine, GrepOutput, GrepRequest, SearchError};
+
+/// Bytes of each file read before its search starts (see [`search_file`]).
+const HEAD_BYTES: usize = 64 * 1024;
 
 /// How many files per worker may be searched ahead of the ordered output.
 const WINDOW_PER_THREAD: usize = 64;
@@ -146,7 +150,7 @@ fn search_single_file(
 ) -> Result<GrepOutput, SearchError> {
     let mut searcher = build_searcher(request.context, limit, GrepRequest::MAX_LINE_BYTES);
     let stop = || cancel.is_set();
-    let outcome = search_file(&mut searcher, matcher, file, &stop);
+    let outcome = search_file(&mut searcher, matcher, file, &mut Vec::new(), &stop);
     let name = request
         .root
         .file_name()
@@ -187,18 +191,30 @@ fn search_file(
     searcher: &mut Searcher,
     matcher: &RegexMatcher,
     file: &File,
+    head: &mut Vec<u8>,
     stop: &dyn Fn() -> bool,
 ) -> FileOutcome {
     let mut sink = RowSink {
         outcome: FileOutcome::default(),
         stop,
     };
+    // The file's first bytes are read into `head` (one read: most files are
+    // smaller than it), then searched from there followed by the rest of the
+    // file: the byte-order mark is checked on them without a read of its own.
+    head.resize(HEAD_BYTES, 0);
+    let mut reading = file;
+    let read = if stop() {
+        0
+    } else {
+        reading.read(head).unwrap_or(0)
+    };
+    let head = &head[..read];
     // A UTF-16 file (with its BOM) is searched as the UTF-8 it decodes to, as ripgrep
     // does; its NULs would otherwise end it at once.
     let mut decoded;
-    let mut plain = file;
-    let inner: &mut dyn Read = if has_utf16_bom(file) {
-        decoded = encoding_rs_io::DecodeReaderBytesBuilder::new().build(file);
+    let mut plain = head.chain(file);
+    let inner: &mut dyn Read = if matches!(head, [0xFF, 0xFE, ..] | [0xFE, 0xFF, ..]) {
+        decoded = encoding_rs_io::DecodeReaderBytesBuilder::new().build(head.chain(file));
         &mut decoded
     } else {
         &mut plain
@@ -221,13 +237,6 @@ fn search_file(
     }
     sink.outcome.binary_offset = reader.binary_offset;
     sink.outcome
-}
-
-/// Whether `file` starts with a UTF-16 byte-order mark (read without moving its offset).
-fn has_utf16_bom(file: &File) -> bool {
-    use std::os::unix::fs::FileExt;
-    let mut head = [0u8; 2];
-    matches!(file.read_at(&mut head, 0), Ok(2)) && matches!(head, [0xFF, 0xFE] | [0xFE, 0xFF])
 }
 
 /// A reader that fails as soon as the search must stop, so a long file with
@@ -437,9 +446,10 @@ impl Engine<'_> {
         // Each worker its own matcher, as ripgrep does: no shared cache pool.
         let matcher = self.matcher.clone();
         let mut searched: Option<Found> = None;
+        let mut head = Vec::new();
         while let Some((index, entry)) = self.hand_in_and_claim(searched.take()) {
             let outcome = match super::open_regular_at(&entry.dir, &entry.path) {
-                Ok(file) => self.search(index, &file, &mut searcher, &matcher),
+                Ok(file) => self.search(index, &file, &mut searcher, &matcher, &mut head),
                 // Unreadable files are skipped, as ripgrep does (it warns), and
                 // so is a special file swapped in since the walk listed it.
                 Err(_) => FileOutcome::default(),
@@ -456,9 +466,10 @@ impl Engine<'_> {
         file: &File,
         searcher: &mut Searcher,
         matcher: &RegexMatcher,
+        head: &mut Vec<u8>,
     ) -> FileOutcome {
         let stop = || self.finished(index);
-        let outcome = search_file(searcher, matcher, file, &stop);
+        let outcome = search_file(searcher, matcher, file, head, &stop);
         if !outcome.oversized {
             return outcome;
         }
@@ -470,7 +481,7 @@ impl Engine<'_> {
         if file.seek(SeekFrom::Start(0)).is_err() {
             return FileOutcome::default();
         }
-        search_file(&mut large, matcher, file, &stop)
+        search_file(&mut large, matcher, file, head, &stop)
     }
 
     /// Takes the next file from the walk, hands in the last searched one,
