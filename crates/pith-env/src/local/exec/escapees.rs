@@ -46,6 +46,11 @@ impl TreeIds {
         format!("{}{call}", self.prefix())
     }
 
+    /// Whether any id was handed out (else no process carries one of ours).
+    pub(super) fn issued(&self) -> bool {
+        self.next.load(Ordering::Relaxed) > 1
+    }
+
     /// What every id of this adapter starts with.
     pub(super) fn prefix(&self) -> String {
         format!("{:016x}-", self.adapter)

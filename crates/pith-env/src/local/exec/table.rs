@@ -166,8 +166,11 @@ impl ProcessTable {
         for &pgid in state.groups.keys() {
             unix::signal_group(pgid, Signal::SIGKILL);
         }
-        // Processes that left their group (setsid) but carry one of our tree ids.
-        escapees::kill_all_marked(&self.trees.prefix());
+        // Processes that left their group (setsid) but carry one of our tree ids
+        // (a scan of every process's environment: skipped when no command ran).
+        if self.trees.issued() {
+            escapees::kill_all_marked(&self.trees.prefix());
+        }
         // In a child subreaper every orphan of a command is our child, whatever
         // its group or environment: kill them all (in rounds: a dying escapee's
         // own children are re-parented to us in turn).
