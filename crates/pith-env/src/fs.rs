@@ -144,6 +144,18 @@ pub trait FileReader: Send {
         }
         Ok(count)
     }
+
+    /// Reads past the next bytes up to and including the `lines`-th newline
+    /// (`lines` ≥ 1), or `max` bytes if that comes first (fewer at end of
+    /// file), without returning them: where a page deep in a file starts.
+    /// The next [`read_chunk`](FileReader::read_chunk) continues after them.
+    /// `None` when the reader cannot (the default; the caller reads chunks):
+    /// a local reader scans memory-mapped windows of the file, sparing the
+    /// copy `read_chunk` makes.
+    async fn skip_lines(&mut self, lines: u64, max: u64) -> Result<Option<LineCount>, FsError> {
+        let _ = (lines, max);
+        Ok(None)
+    }
 }
 
 /// What [`FileReader::count_lines`] read past.

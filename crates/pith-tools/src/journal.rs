@@ -378,6 +378,7 @@ impl Journal {
             index,
             path,
             before,
+            before_hash,
             after,
             undoes,
         } = change;
@@ -412,7 +413,7 @@ impl Journal {
                 }
             }
             Before::Content(bytes) => {
-                let hash = pith_env::remote::sha256_hex(bytes);
+                let hash = before_hash.unwrap_or_else(|| pith_env::remote::sha256_hex(bytes));
                 let len = bytes.len() as u64;
                 let object = self.object(&hash);
                 let present = self.fs.metadata(&object).await.is_ok();
@@ -635,15 +636,45 @@ pub(crate) async fn record_change(
     after: Option<&[u8]>,
 ) -> Option<String> {
     let journal = context.config.journal.as_ref()?;
+    let (before_hash, after) = hash_both(before, after);
     let change = Change {
         tag,
         index,
         path,
         before,
-        after: FileState::of(after),
+        before_hash,
+        after,
         undoes: Vec::new(),
     };
     journal.record(change).await.note
+}
+
+/// Contents from which the SHA-256 of the previous and the new content are
+/// computed on two threads at once.
+const PARALLEL_HASH_BYTES: usize = 1 << 20;
+
+/// The previous content's SHA-256 (when it has content) and the new content's
+/// state: on two threads when both are large (a 20 MiB edit hashes 40 MiB).
+fn hash_both(before: Before<'_>, after: Option<&[u8]>) -> (Option<String>, FileState) {
+    let old = match before {
+        Before::Content(bytes) | Before::ContentAt(bytes, ..) => Some(bytes),
+        Before::Absent | Before::TooLarge(_) => None,
+    };
+    match (old, after) {
+        (Some(old), Some(new))
+            if old.len() >= PARALLEL_HASH_BYTES && new.len() >= PARALLEL_HASH_BYTES =>
+        {
+            std::thread::scope(|scope| {
+                let other = scope.spawn(|| pith_env::remote::sha256_hex(old));
+                let after = FileState::of(Some(new));
+                match other.join() {
+                    Ok(hash) => (Some(hash), after),
+                    Err(_) => (None, after),
+                }
+            })
+        }
+        _ => (None, FileState::of(after)),
+    }
 }
 
 /// The previous content of `path` for the journal: `Ok(None)` when it does
@@ -706,6 +737,8 @@ pub(crate) struct Change<'a> {
     pub(crate) index: usize,
     pub(crate) path: &'a Path,
     pub(crate) before: Before<'a>,
+    /// The SHA-256 of `before`'s content, when the caller computed it already.
+    pub(crate) before_hash: Option<String>,
     pub(crate) after: FileState,
     /// For an undo: the entries it undoes.
     pub(crate) undoes: Vec<String>,

@@ -38,6 +38,7 @@ async fn stores_one_copy_of_identical_previous_contents() {
                 index,
                 path: Path::new("/w/a"),
                 before: Before::Content(b"same old"),
+                before_hash: None,
                 after: after.clone(),
                 undoes: Vec::new(),
             })
@@ -69,6 +70,7 @@ async fn evicts_the_oldest_entries_to_stay_under_the_total_cap() {
                 index: usize::from(index),
                 path: Path::new("/w/a"),
                 before: Before::Content(&content),
+                before_hash: None,
                 after: FileState::Absent,
                 undoes: Vec::new(),
             })
@@ -105,6 +107,7 @@ async fn records_a_file_over_the_per_file_cap_as_not_undoable_with_a_note() {
             index: 0,
             path: Path::new("/w/big"),
             before: Before::Content(&[b'x'; 101]),
+            before_hash: None,
             after: FileState::Absent,
             undoes: Vec::new(),
         })
@@ -130,6 +133,7 @@ async fn a_journal_that_cannot_write_gives_a_note_instead_of_an_error() {
             index: 0,
             path: Path::new("/w/a"),
             before: Before::Content(b"old"),
+            before_hash: None,
             after: FileState::Absent,
             undoes: Vec::new(),
         })
@@ -151,6 +155,7 @@ async fn a_new_journal_over_the_same_directory_sees_every_entry() {
             index: 0,
             path: Path::new("/w/a"),
             before: Before::Absent,
+            before_hash: None,
             after: FileState::of(Some(b"x")),
             undoes: Vec::new(),
         })
@@ -196,6 +201,7 @@ async fn a_previous_content_still_in_its_file_is_hard_linked_not_copied() {
                         &path,
                         std::fs::metadata(&path).unwrap().modified().unwrap(),
                     ),
+                    before_hash: None,
                     after: FileState::of(Some(b"new")),
                     undoes: Vec::new(),
                 })

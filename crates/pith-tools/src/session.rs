@@ -107,6 +107,40 @@ impl ContentHasher {
     }
 }
 
+/// What a session remembers of content it wrote, computed from the content: the
+/// fingerprint (when the content is small enough to hash, see [`HASHED_MAX_BYTES`])
+/// and the hashes of the text's lines (BOM excluded).
+pub(crate) struct WrittenHashes {
+    content: Option<Fingerprint>,
+    lines: Option<Vec<u64>>,
+}
+
+/// Content from which the fingerprint and the line hashes are computed on two
+/// threads at once.
+const PARALLEL_HASH_BYTES: usize = 1 << 20;
+
+impl WrittenHashes {
+    /// The hashes of `bytes`, whose text is `text`: on two threads when large.
+    pub(crate) fn of(bytes: &[u8], text: &str) -> WrittenHashes {
+        let text = text.strip_prefix('\u{FEFF}').unwrap_or(text);
+        let hashed = bytes.len() as u64 <= HASHED_MAX_BYTES;
+        if !hashed || bytes.len() < PARALLEL_HASH_BYTES {
+            return WrittenHashes {
+                content: hashed.then(|| Fingerprint::of(bytes)),
+                lines: pith_text::LineHasher::of(text),
+            };
+        }
+        std::thread::scope(|scope| {
+            let lines = scope.spawn(|| pith_text::LineHasher::of(text));
+            let content = Some(Fingerprint::of(bytes));
+            WrittenHashes {
+                content,
+                lines: lines.join().ok().flatten(),
+            }
+        })
+    }
+}
+
 /// 16 hex digits from std's randomly keyed hasher (no extra dependency), made
 /// unique within the process by a counter.
 fn new_session_id() -> String {
@@ -251,9 +285,24 @@ impl Session {
         bytes: &[u8],
         text: &str,
     ) {
-        let fingerprint = self.written_fingerprint(fs, path, bytes).await;
-        let text = text.strip_prefix('\u{FEFF}').unwrap_or(text);
-        self.record_seen_lines(fs, path, fingerprint, pith_text::LineHasher::of(text))
+        let hashes = WrittenHashes::of(bytes, text);
+        self.record_written_hashes(fs, path, bytes, hashes).await;
+    }
+
+    /// [`Session::record_written_text`] with the hashes computed already
+    /// ([`WrittenHashes::of`], e.g. beside other work).
+    pub(crate) async fn record_written_hashes(
+        &self,
+        fs: &dyn FileSystem,
+        path: &Path,
+        bytes: &[u8],
+        hashes: WrittenHashes,
+    ) {
+        let fingerprint = match hashes.content {
+            Some(content) => content,
+            None => self.written_fingerprint(fs, path, bytes).await,
+        };
+        self.record_seen_lines(fs, path, fingerprint, hashes.lines)
             .await;
     }
 

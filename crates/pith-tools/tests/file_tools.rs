@@ -441,3 +441,59 @@ async fn read_streams_a_huge_sparse_file_without_loading_it() {
         "line 1\nline 2\n\n[At least 2999 more lines in file. Use offset=3 to continue.]"
     );
 }
+
+/// Lines `<n>:xxx…` of varied lengths, about `size` bytes.
+fn varied_lines(size: usize) -> String {
+    let mut text = String::with_capacity(size + 200);
+    let mut line = 0usize;
+    while text.len() < size {
+        let width = (line * 37) % 150;
+        text.push_str(&format!("{line}:{}\n", "x".repeat(width)));
+        line += 1;
+    }
+    text
+}
+
+#[tokio::test]
+async fn deep_pages_of_a_file_too_large_to_hash_are_the_lines_at_that_offset() {
+    // Over 32 MiB: lines before the page are skipped by the reader (mapped windows of a
+    // local file), the count ahead is a lower bound; a second session reads the same
+    // pages from the start and a third from its line index, and all agree.
+    let fx = Fixture::new();
+    let text = varied_lines(40 << 20);
+    fx.write("big.log", &text);
+    let lines: Vec<&str> = text.lines().collect();
+    for offset in [2usize, 50_000, 123_457, lines.len() - 3] {
+        for session in [fx.tools.session(), fx.session.clone()] {
+            let result = session
+                .call(
+                    "read",
+                    json!({"path": "big.log", "offset": offset, "limit": 3}),
+                    CallOptions::default(),
+                )
+                .await;
+            let shown = result.text_content();
+            let expected = lines[offset - 1..(offset + 2).min(lines.len())].join("\n");
+            assert!(shown.starts_with(&expected), "{offset}: {shown:.200}");
+            assert_eq!(
+                shown.as_bytes().get(expected.len()),
+                Some(&b'\n'),
+                "{offset}: {shown:.200}"
+            );
+        }
+    }
+    let past = fx
+        .call(
+            "read",
+            json!({"path": "big.log", "offset": lines.len() + 1}),
+        )
+        .await;
+    assert_eq!(
+        past.text_content(),
+        format!(
+            "Offset {} is beyond end of file ({} lines total)",
+            lines.len() + 1,
+            lines.len()
+        )
+    );
+}

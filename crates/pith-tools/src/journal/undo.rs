@@ -274,6 +274,7 @@ async fn run_locked(
                     index,
                     path: &plan.path,
                     before,
+                    before_hash: None,
                     after: FileState::of(plan.target.as_deref()),
                     undoes: plan.entries.clone(),
                 })

@@ -37,6 +37,9 @@ const HEADER_BYTES: usize = 8192;
 /// Chunk size of the streaming pass (reached by growing from 8 KiB while reads fill
 /// the buffer): 1 MiB, so that a page deep in a large file is reached in few reads.
 const CHUNK_BYTES: usize = 1024 * 1024;
+/// Bytes a reader skips at most per call before a deep page
+/// ([`FileReader::skip_lines`]); a line index checkpoint is noted after each.
+const SKIP_STEP_BYTES: u64 = 4 * 1024 * 1024;
 /// Image files larger than this are not loaded.
 const MAX_IMAGE_FILE_BYTES: u64 = 64 * 1024 * 1024;
 const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
@@ -485,6 +488,20 @@ async fn stream_rest(
                 }
             }
             return Ok(Stopped::Enough);
+        }
+        // Lines before the page: a reader that can skips them without copying them.
+        if hasher.is_none()
+            && let Some(lines) = scanner.lines_to_skip()
+            && let Some(skipped) = reader
+                .skip_lines(lines, SKIP_STEP_BYTES)
+                .await
+                .map_err(|error| ToolError::new(describe_fs_error(&error)))?
+        {
+            if skipped.bytes == 0 {
+                return Ok(Stopped::ToEnd);
+            }
+            scanner.skipped(&skipped);
+            continue;
         }
         let read = reader
             .read_chunk(&mut chunk)

@@ -26,6 +26,8 @@ pub(crate) mod inline;
 pub(crate) use beneath::LocalBeneath;
 #[cfg(unix)]
 mod kind;
+#[cfg(target_os = "linux")]
+mod mapped;
 #[cfg(unix)]
 mod resolve;
 mod splice;
@@ -40,8 +42,8 @@ use async_trait::async_trait;
 use tokio::io::AsyncReadExt;
 
 use crate::{
-    Confinement, DirEntry, FileKind, FileReader, FileSystem, FsError, FsErrorKind, LocalEnv,
-    Metadata,
+    Confinement, DirEntry, FileKind, FileReader, FileSystem, FsError, FsErrorKind, LineCount,
+    LocalEnv, Metadata,
 };
 
 /// Runs a blocking file-system call on the blocking pool.
@@ -158,6 +160,11 @@ struct LocalReader {
     /// The file once it is streamed from the blocking pool.
     file: Option<tokio::fs::File>,
     path: PathBuf,
+    /// Bytes of the file consumed so far (read, counted or skipped).
+    offset: u64,
+    /// A handle for scans of memory-mapped windows, once one is asked for.
+    #[cfg(target_os = "linux")]
+    mapped: Option<std::sync::Arc<File>>,
 }
 
 impl LocalReader {
@@ -167,6 +174,9 @@ impl LocalReader {
             inline_left: INLINE_READ_BYTES,
             file: None,
             path: path.to_path_buf(),
+            offset: 0,
+            #[cfg(target_os = "linux")]
+            mapped: None,
         }
     }
 
@@ -178,6 +188,101 @@ impl LocalReader {
             ..LocalReader::new(file, path)
         }
     }
+
+    /// Counts the lines of up to `max` bytes from the current offset, through
+    /// memory-mapped windows ([`mapped`]), stopping after the `stop_after`-th
+    /// newline when given; then moves the read position past them.
+    #[cfg(target_os = "linux")]
+    async fn count_mapped(
+        &mut self,
+        max: u64,
+        stop_after: Option<u64>,
+    ) -> Result<LineCount, FsError> {
+        let error = |e| FsError::from_io(e, &self.path);
+        let file = match &self.mapped {
+            Some(file) => file.clone(),
+            None => {
+                let file = match (&self.inline, &self.file) {
+                    (Some(file), _) => file.try_clone().map_err(error)?,
+                    (None, Some(file)) => file.try_clone().await.map_err(error)?.into_std().await,
+                    (None, None) => return Ok(LineCount::default()),
+                };
+                let file = std::sync::Arc::new(file);
+                self.mapped = Some(file.clone());
+                file
+            }
+        };
+        let (path, offset) = (self.path.clone(), self.offset);
+        let count = blocking(&self.path, move || {
+            count_windows(&file, offset, max, stop_after)
+                .map_err(|e| FsError::from_io(e, &path))?
+                .ok_or_else(|| {
+                    FsError::new(FsErrorKind::Other, &path)
+                        .with_detail("it was truncated while being read; read it again")
+                })
+        })
+        .await?;
+        self.offset += count.bytes;
+        let at = SeekFrom::Start(self.offset);
+        match (&mut self.inline, &mut self.file) {
+            (Some(file), _) => {
+                file.seek(at).map_err(error)?;
+            }
+            (None, Some(file)) => {
+                tokio::io::AsyncSeekExt::seek(file, at)
+                    .await
+                    .map_err(error)?;
+            }
+            (None, None) => {}
+        }
+        Ok(count)
+    }
+}
+
+/// Counts lines from `offset`, up to `max` bytes or the end of the file, and
+/// at most through the `stop_after`-th newline, one mapped window at a time;
+/// `None` when the file shrank during a scan.
+#[cfg(target_os = "linux")]
+fn count_windows(
+    file: &File,
+    offset: u64,
+    max: u64,
+    stop_after: Option<u64>,
+) -> std::io::Result<Option<LineCount>> {
+    let size = file.metadata()?.len();
+    let end = size.min(offset.saturating_add(max));
+    let mut count = LineCount::default();
+    let mut at = offset;
+    while at < end {
+        let len = usize::try_from(end - at)
+            .unwrap_or(usize::MAX)
+            .min(mapped::WINDOW_BYTES);
+        let needed = stop_after.map(|lines| lines.saturating_sub(count.newlines).max(1));
+        let scanned = mapped::scan(file, at, len, |bytes| {
+            let mut window = LineCount::default();
+            let stop = needed.and_then(|needed| {
+                let newlines = memchr::memchr_iter(b'\n', bytes).count() as u64;
+                (newlines >= needed).then(|| {
+                    memchr::memchr_iter(b'\n', bytes)
+                        .nth(usize::try_from(needed - 1).unwrap_or(usize::MAX))
+                        .map_or(bytes.len(), |index| index + 1)
+                })
+            });
+            let stopped = stop.is_some();
+            window.add(&bytes[..stop.unwrap_or(bytes.len())]);
+            (window, stopped)
+        })?;
+        let (window, stopped) = match scanned {
+            mapped::Scanned::Done(done) => done,
+            mapped::Scanned::Shrank => return Ok(None),
+        };
+        count.extend(&window);
+        at += window.bytes;
+        if stopped {
+            break;
+        }
+    }
+    Ok(Some(count))
 }
 
 /// `realpath` in three system calls: open the path (`O_PATH`), ask the kernel
@@ -228,18 +333,31 @@ impl FileReader for LocalReader {
                     .read(&mut buf[..len])
                     .map_err(|e| FsError::from_io(e, &self.path))?;
                 self.inline_left -= read;
+                self.offset += read as u64;
                 return Ok(read);
             }
             // The in-place part is read: the rest streams from the pool.
             self.file = self.inline.take().map(tokio::fs::File::from_std);
         }
-        match &mut self.file {
+        let read = match &mut self.file {
             Some(file) => file
                 .read(buf)
                 .await
-                .map_err(|e| FsError::from_io(e, &self.path)),
-            None => Ok(0),
-        }
+                .map_err(|e| FsError::from_io(e, &self.path))?,
+            None => 0,
+        };
+        self.offset += read as u64;
+        Ok(read)
+    }
+
+    #[cfg(target_os = "linux")]
+    async fn count_lines(&mut self, max: u64) -> Result<LineCount, FsError> {
+        self.count_mapped(max, None).await
+    }
+
+    #[cfg(target_os = "linux")]
+    async fn skip_lines(&mut self, lines: u64, max: u64) -> Result<Option<LineCount>, FsError> {
+        self.count_mapped(max, Some(lines.max(1))).await.map(Some)
     }
 }
 

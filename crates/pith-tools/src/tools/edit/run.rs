@@ -11,7 +11,7 @@ use crate::details::EditDetails;
 use crate::journal::{self, Before, CallTag};
 use crate::messages::edit::{self as messages, engine_error, fuzzy_note, replace_all_note};
 use crate::paths::{describe_fs_error, not_found_hint};
-use crate::session::Fingerprint;
+use crate::session::{Fingerprint, WrittenHashes};
 use crate::textfile::{LoadedText, check_unchanged, encoding_note};
 use crate::tool::{ToolContext, ToolError, ToolOutput};
 
@@ -106,17 +106,25 @@ impl EditJob<'_> {
         fs.write_atomic(&self.path, &bytes)
             .await
             .map_err(|error| self.failure(&error))?;
+        // The session's hashes of the new content and the diff, side by side.
+        let (hashes, (diff, patch)) = beside(
+            || WrittenHashes::of(&bytes, outcome.file_text()),
+            || {
+                let diff = display_diff(&outcome.old_content, &outcome.new_content, CONTEXT_LINES);
+                let patch = unified_patch(
+                    raw,
+                    &outcome.old_content,
+                    &outcome.new_content,
+                    CONTEXT_LINES,
+                );
+                (diff, patch)
+            },
+            bytes.len() >= PARALLEL_BYTES,
+        );
         self.context
             .session
-            .record_written_text(fs, &self.path, &bytes, outcome.file_text())
+            .record_written_hashes(fs, &self.path, &bytes, hashes)
             .await;
-        let diff = display_diff(&outcome.old_content, &outcome.new_content, CONTEXT_LINES);
-        let patch = unified_patch(
-            raw,
-            &outcome.old_content,
-            &outcome.new_content,
-            CONTEXT_LINES,
-        );
         let mut text = messages::replaced(outcome.matches.len(), raw);
         if let Some(note) = replace_all_note(&outcome.matches, &self.replace_all) {
             text.push('\n');
@@ -197,4 +205,27 @@ impl EditJob<'_> {
         };
         ToolError::new(messages::failed(&self.raw_path, reason))
     }
+}
+
+/// Files from which the session's hashes and the diff are computed on separate threads.
+const PARALLEL_BYTES: usize = 1 << 20;
+
+/// Runs `first` and `second`, on two threads when `parallel` (CPU work over a large
+/// file's text: tens of milliseconds each for 20 MiB).
+fn beside<A: Send, B>(
+    first: impl FnOnce() -> A + Send,
+    second: impl FnOnce() -> B,
+    parallel: bool,
+) -> (A, B) {
+    if !parallel {
+        return (first(), second());
+    }
+    std::thread::scope(|scope| {
+        let first = scope.spawn(first);
+        let second = second();
+        match first.join() {
+            Ok(first) => (first, second),
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+    })
 }

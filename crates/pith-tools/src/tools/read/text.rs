@@ -215,6 +215,36 @@ impl Scanner {
         }
     }
 
+    /// Lines to pass before the next line start the scanner must note (the
+    /// first shown line, or the one after the selection), when it is before
+    /// one and keeps nothing meanwhile: a reader may skip them
+    /// ([`pith_env::FileReader::skip_lines`]) and report [`Scanner::skipped`].
+    pub(super) fn lines_to_skip(&self) -> Option<u64> {
+        if self.collecting() {
+            return None;
+        }
+        let target = self.pending_mark()?;
+        (target > self.line).then(|| target - self.line)
+    }
+
+    /// Takes bytes a reader skipped by their line count (after
+    /// [`Scanner::lines_to_skip`]): what [`Scanner::feed`] does with them,
+    /// a checkpoint noted at the last line start they pass.
+    pub(super) fn skipped(&mut self, count: &pith_env::LineCount) {
+        self.skip_counted(count);
+        if count.newlines > 0 {
+            if let Some(checkpoints) = &mut self.checkpoints {
+                checkpoints.push(Checkpoint {
+                    line: self.line,
+                    pos: self.pos - self.line_len,
+                });
+            }
+            if self.line_len == 0 {
+                self.mark_line_start();
+            }
+        }
+    }
+
     /// Ends a pass stopped before the end of the file (after
     /// [`Scanner::satisfied`]): the line count is a lower bound.
     pub(super) fn finish_early(mut self) -> Scan {
