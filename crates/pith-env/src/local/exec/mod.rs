@@ -11,7 +11,6 @@ mod unix;
 mod watchdog;
 
 use std::io;
-use std::os::fd::{AsFd, OwnedFd};
 use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
@@ -43,16 +42,8 @@ const TERM_GRACE: Duration = Duration::from_millis(200);
 /// After the shell exits, output is read for at most this long even while it
 /// keeps flowing (a background `yes &` must not hang the call).
 const DRAIN_LIMIT: Duration = Duration::from_secs(2);
-/// Size of each pipe read at first.
+/// Size of each pipe read.
 const READ_SIZE: usize = 64 * 1024;
-/// Once a stream has sent [`FLOOD_AFTER`] bytes and still fills whole reads,
-/// reads grow to this size and its pipe to [`FLOOD_PIPE_SIZE`]: a flood of
-/// output then costs a wake-up and a read per 256 KiB instead of per 64 KiB.
-/// Commands that print little keep the small buffer and the default pipe.
-const FLOOD_READ_SIZE: usize = 256 * 1024;
-const FLOOD_AFTER: u64 = 1024 * 1024;
-/// `F_SETPIPE_SZ` for a flooding stream (Linux's default `pipe-max-size`).
-const FLOOD_PIPE_SIZE: usize = 1024 * 1024;
 
 impl LocalEnv {
     /// Makes this process a child subreaper (Linux `PR_SET_CHILD_SUBREAPER`):
@@ -77,8 +68,7 @@ impl LocalEnv {
 ///
 /// - Each command gets a new session (`setsid`: its own process group and no
 ///   controlling terminal), stdin from `/dev/null` and piped stdout/stderr,
-///   read concurrently in 64 KiB chunks (256 KiB, and a 1 MiB pipe, once a
-///   stream floods), and no other descriptor of pith's
+///   read concurrently in 64 KiB chunks, and no other descriptor of pith's
 ///   (close-on-exec from 3 up). On Linux the child also gets
 ///   `PR_SET_PDEATHSIG(SIGKILL)`, so the shell dies if pith is killed
 ///   outright, and then the request's sandbox.
@@ -155,12 +145,12 @@ impl Exec for LocalEnv {
         let writer: Option<Box<dyn AsyncWrite + Unpin + Send>> = match pty {
             Some(master) => {
                 let (read, write) = master.into_split();
-                run.stdout = Some(Source::new(Box::new(read), None));
+                run.stdout = Some(Box::new(read));
                 Some(Box::new(write))
             }
             None => {
-                run.stdout = run.child.stdout.take().map(Source::pipe);
-                run.stderr = run.child.stderr.take().map(Source::pipe);
+                run.stdout = run.child.stdout.take().map(|out| Box::new(out) as Reader);
+                run.stderr = run.child.stderr.take().map(|err| Box::new(err) as Reader);
                 run.child
                     .stdin
                     .take()
@@ -292,47 +282,8 @@ struct Kill {
 struct Run<'a> {
     guard: GroupGuard<'a>,
     child: Child,
-    stdout: Option<Source>,
-    stderr: Option<Source>,
-}
-
-/// A stream of the command's output: what it is read from and the buffer.
-struct Source {
-    reader: Reader,
-    buf: Vec<u8>,
-    /// A copy of the pipe's descriptor, kept until the pipe is enlarged (see
-    /// [`FLOOD_READ_SIZE`]); none for a pseudo-terminal.
-    pipe: Option<OwnedFd>,
-    /// Bytes read so far.
-    total: u64,
-}
-
-impl Source {
-    fn new(reader: Reader, pipe: Option<OwnedFd>) -> Source {
-        Source {
-            reader,
-            buf: vec![0; READ_SIZE],
-            pipe,
-            total: 0,
-        }
-    }
-
-    fn pipe<R: AsyncRead + AsFd + Unpin + Send + 'static>(pipe: R) -> Source {
-        let fd = pipe.as_fd().try_clone_to_owned().ok();
-        Source::new(Box::new(pipe), fd)
-    }
-
-    /// Counts a read of `n` bytes; a stream that keeps filling whole reads
-    /// past [`FLOOD_AFTER`] gets bigger reads and a bigger pipe.
-    fn got(&mut self, n: usize) {
-        self.total += n as u64;
-        if n == self.buf.len() && self.total >= FLOOD_AFTER && self.buf.len() < FLOOD_READ_SIZE {
-            self.buf.resize(FLOOD_READ_SIZE, 0);
-            if let Some(pipe) = self.pipe.take() {
-                unix::set_pipe_size(&pipe, FLOOD_PIPE_SIZE);
-            }
-        }
-    }
+    stdout: Option<Reader>,
+    stderr: Option<Reader>,
 }
 
 impl Run<'_> {
@@ -347,6 +298,8 @@ impl Run<'_> {
         let deadline = request
             .timeout
             .and_then(|timeout| Instant::now().checked_add(timeout));
+        let mut stdout_buf = vec![0; READ_SIZE];
+        let mut stderr_buf = vec![0; READ_SIZE];
         let mut status: Option<ExitStatus> = None;
         let mut kill: Option<Kill> = None;
         // Both set once the shell has exited.
@@ -391,13 +344,13 @@ impl Run<'_> {
                         kill = Some(Kill { escalate_at: None, ..pending });
                     }
                 }
-                read = read_opt(&mut self.stdout) => {
-                    if chunk(read, &mut self.stdout, OutputStream::Stdout, sink) {
+                read = read_opt(&mut self.stdout, &mut stdout_buf) => {
+                    if chunk(read, &mut self.stdout, &stdout_buf, OutputStream::Stdout, sink) {
                         idle_at = status.map(|_| Instant::now() + request.idle_grace);
                     }
                 }
-                read = read_opt(&mut self.stderr) => {
-                    if chunk(read, &mut self.stderr, OutputStream::Stderr, sink) {
+                read = read_opt(&mut self.stderr, &mut stderr_buf) => {
+                    if chunk(read, &mut self.stderr, &stderr_buf, OutputStream::Stderr, sink) {
                         idle_at = status.map(|_| Instant::now() + request.idle_grace);
                     }
                 }
@@ -443,28 +396,31 @@ fn settle_drain(drain_until: &mut Option<Instant>, shell_exited: bool, request: 
 
 /// Hands a read chunk to the sink, or closes the pipe at end of file or on an
 /// error. Returns whether data arrived.
-fn chunk(
+fn chunk<R>(
     read: io::Result<usize>,
-    source: &mut Option<Source>,
+    pipe: &mut Option<R>,
+    buf: &[u8],
     stream: OutputStream,
     sink: &mut dyn OutputSink,
 ) -> bool {
-    match (read, source.as_mut()) {
-        (Ok(n), Some(open)) if n > 0 => {
-            sink.output(stream, open.buf.get(..n).unwrap_or_default());
-            open.got(n);
-            true
-        }
-        _ => {
-            *source = None;
+    match read {
+        Ok(0) | Err(_) => {
+            *pipe = None;
             false
+        }
+        Ok(n) => {
+            sink.output(stream, buf.get(..n).unwrap_or_default());
+            true
         }
     }
 }
 
-async fn read_opt(source: &mut Option<Source>) -> io::Result<usize> {
-    match source {
-        Some(Source { reader, buf, .. }) => reader.read(buf).await,
+async fn read_opt<R: AsyncReadExt + Unpin>(
+    pipe: &mut Option<R>,
+    buf: &mut [u8],
+) -> io::Result<usize> {
+    match pipe {
+        Some(pipe) => pipe.read(buf).await,
         None => std::future::pending().await,
     }
 }

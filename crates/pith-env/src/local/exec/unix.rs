@@ -193,15 +193,3 @@ pub(super) fn reap(pid: i32) {
     use nix::sys::wait::{WaitPidFlag, waitpid};
     let _ = waitpid(Pid::from_raw(pid), Some(WaitPidFlag::WNOHANG));
 }
-
-/// Asks for a pipe of `size` bytes (`F_SETPIPE_SZ`). Best effort: the limits
-/// (`/proc/sys/fs/pipe-max-size`, the per-user pipe pages) may refuse it, and
-/// then the pipe keeps its size.
-#[cfg(target_os = "linux")]
-pub(super) fn set_pipe_size(pipe: &std::os::fd::OwnedFd, size: usize) {
-    let size = i32::try_from(size).unwrap_or(i32::MAX);
-    let _ = nix::fcntl::fcntl(pipe, nix::fcntl::FcntlArg::F_SETPIPE_SZ(size));
-}
-
-#[cfg(not(target_os = "linux"))]
-pub(super) fn set_pipe_size(_pipe: &std::os::fd::OwnedFd, _size: usize) {}

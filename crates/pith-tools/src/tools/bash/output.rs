@@ -14,9 +14,9 @@ use super::decode::Utf8Decoder;
 
 /// Lines longer than this (in characters) are clipped in the shown tail.
 pub(crate) const MAX_LINE_CHARS: usize = 2000;
-/// The tail buffer is cut back to `KEEP` bytes when it passes `CUT_AT` bytes
-/// (far apart, so a flood of output is cut, scanned and moved in big steps).
-const CUT_AT: usize = 512 * 1024;
+/// The tail buffer is cut back to about `KEEP` bytes when it passes `CUT_AT`
+/// bytes (both well inside the cache: a bigger tail made a flood of output slower).
+const CUT_AT: usize = 4 * DEFAULT_MAX_BYTES;
 const KEEP: usize = 2 * DEFAULT_MAX_BYTES;
 /// The head shown before the omission marker: at most this many lines ...
 const HEAD_LINES: usize = 500;
@@ -249,7 +249,18 @@ impl OutputAccumulator {
         self.completed_lines += newlines;
         self.tail_newlines += newlines;
         if self.tail.len() > CUT_AT {
-            let mut cut = self.tail.len() - KEEP;
+            // Cut after a newline where there is one in the second half of
+            // what may go (a signal word is never split by a cut), else
+            // anywhere (one huge line).
+            let limit = self.tail.len() - KEEP;
+            let floor = limit / 2;
+            let mut cut = match memchr::memrchr(
+                b'\n',
+                self.tail.as_bytes().get(floor..limit).unwrap_or_default(),
+            ) {
+                Some(newline) => floor + newline + 1,
+                None => limit,
+            };
             while !self.tail.is_char_boundary(cut) {
                 cut += 1;
             }
