@@ -504,7 +504,7 @@ fn flood(size: usize) -> Vec<u8> {
             };
             out.extend_from_slice(format!(" {word}: line {number}").as_bytes());
         }
-        if number % 777 == 0 {
+        if number.is_multiple_of(777) {
             out.extend_from_slice(b" \xff\xfe");
         }
         out.push(b'\n');
