@@ -6,7 +6,7 @@ use std::collections::VecDeque;
 use std::fmt::Write as _;
 use std::sync::OnceLock;
 
-use aho_corasick::AhoCorasick;
+use aho_corasick::{AhoCorasick, MatchKind};
 
 use serde::Serialize;
 
@@ -45,15 +45,30 @@ fn matcher() -> Option<&'static AhoCorasick> {
 }
 
 /// The signal fragments as a case-sensitive automaton, for text already
-/// folded to ASCII lower case: its prefilter (SIMD, on the first bytes of the
-/// fragments) skips ordinary output at memory speed, where the
-/// case-insensitive automaton has to step through every byte.
+/// folded to ASCII lower case: its packed prefilter (Teddy, SIMD, on the
+/// first bytes of the fragments) skips ordinary output at memory speed, where
+/// the case-insensitive automaton has to step through every byte. The packed
+/// prefilter needs leftmost match semantics (with the default `Standard`
+/// semantics aho-corasick builds none); any match marks its line, so which
+/// of two overlapping fragments is reported does not matter.
 fn folded_matcher() -> Option<&'static AhoCorasick> {
     static MATCHER: OnceLock<Option<AhoCorasick>> = OnceLock::new();
     MATCHER
-        .get_or_init(|| AhoCorasick::new(SIGNALS).ok())
+        .get_or_init(|| {
+            AhoCorasick::builder()
+                .match_kind(MatchKind::LeftmostFirst)
+                .build(SIGNALS)
+                .ok()
+        })
         .as_ref()
 }
+
+/// Text is folded to lower case in blocks of this many bytes (on the stack,
+/// so a block stays in the cache between folding and searching).
+const FOLD_BLOCK: usize = 16 * 1024;
+/// Consecutive blocks overlap by this much, so a fragment across a block
+/// boundary is found (the longest fragment's length minus one).
+const FOLD_OVERLAP: usize = "segmentation fault".len() - 1;
 
 /// Whether `line` looks like it reports a problem (`error: …`, `FAILED`,
 /// `panicked at`, `Traceback`, `error[E0308]`, `AssertionError`, …).
@@ -104,34 +119,48 @@ impl SignalLines {
 
     /// Offers every complete or partial line of `text`, the first numbered
     /// `first_number`, skipping lines numbered at most `skip_through`. Runs at
-    /// memory speed: one automaton pass over the whole text finds the
-    /// candidate lines, and newlines are counted only up to each of them.
+    /// memory speed: the text is folded to lower case a cache-sized block at
+    /// a time and one automaton pass over each block finds the candidate
+    /// lines; newlines are counted only up to each of them.
     pub fn offer_text(&mut self, text: &str, first_number: u64, skip_through: u64) {
         let Some(matcher) = folded_matcher() else {
             return;
         };
         let bytes = text.as_bytes();
-        // Folding ASCII letters keeps every byte offset (and line) in place.
-        let folded = bytes.to_ascii_lowercase();
+        let mut folded = [0u8; FOLD_BLOCK];
         let mut number = first_number;
         let mut counted_to = 0;
         let mut next_line_start = 0;
-        for found in matcher.find_iter(&folded) {
-            let at = found.start();
-            if at < next_line_start {
-                continue;
+        let mut block_start = 0;
+        loop {
+            let block_end = (block_start + FOLD_BLOCK).min(bytes.len());
+            let block = bytes.get(block_start..block_end).unwrap_or_default();
+            let buffer = folded.get_mut(..block.len()).unwrap_or_default();
+            // Folding ASCII letters keeps every byte offset (and line) in place.
+            for (to, from) in buffer.iter_mut().zip(block) {
+                *to = from.to_ascii_lowercase();
             }
-            let before = bytes.get(..at).unwrap_or_default();
-            let start = memchr::memrchr(b'\n', before).map_or(0, |newline| newline + 1);
-            let after = bytes.get(at..).unwrap_or_default();
-            let end = memchr::memchr(b'\n', after).map_or(bytes.len(), |offset| at + offset);
-            let skipped = bytes.get(counted_to..start).unwrap_or_default();
-            number += memchr::memchr_iter(b'\n', skipped).count() as u64;
-            counted_to = start;
-            next_line_start = end + 1;
-            if number > skip_through {
-                self.offer(number, text.get(start..end).unwrap_or_default());
+            for found in matcher.find_iter(&*buffer) {
+                let at = block_start + found.start();
+                if at < next_line_start {
+                    continue;
+                }
+                let before = bytes.get(..at).unwrap_or_default();
+                let start = memchr::memrchr(b'\n', before).map_or(0, |newline| newline + 1);
+                let after = bytes.get(at..).unwrap_or_default();
+                let end = memchr::memchr(b'\n', after).map_or(bytes.len(), |offset| at + offset);
+                let skipped = bytes.get(counted_to..start).unwrap_or_default();
+                number += memchr::memchr_iter(b'\n', skipped).count() as u64;
+                counted_to = start;
+                next_line_start = end + 1;
+                if number > skip_through {
+                    self.offer(number, text.get(start..end).unwrap_or_default());
+                }
             }
+            if block_end == bytes.len() {
+                return;
+            }
+            block_start = block_end - FOLD_OVERLAP;
         }
     }
 
@@ -240,6 +269,57 @@ mod tests {
         let expected: Vec<u64> = (1..=10).chain(91..=100).collect();
         assert_eq!(numbers, expected);
         assert_eq!(signals.total(), 100);
+    }
+
+    /// Line by line, the way `offer_text` must agree with.
+    fn offered_each(text: &str, first: u64, skip_through: u64) -> Vec<SignalLine> {
+        let mut signals = SignalLines::default();
+        for (index, line) in text.split('\n').enumerate() {
+            let number = first + index as u64;
+            if number > skip_through {
+                signals.offer(number, line);
+            }
+        }
+        signals.lines().into_iter().cloned().collect()
+    }
+
+    #[test]
+    fn offer_text_finds_fragments_across_fold_blocks_in_any_case() {
+        // Fragments of every kind and case, placed so some straddle the
+        // boundaries of the folding blocks, among lines of noise.
+        let words = [
+            "ERROR",
+            "Failed",
+            "panicked",
+            "TraceBack",
+            "aSsErT",
+            "Segmentation Fault",
+        ];
+        for shift in [0, 1, 3, 9, 17] {
+            let mut text = String::new();
+            let mut word = 0;
+            while text.len() < 5 * FOLD_BLOCK {
+                let boundary = (text.len() / FOLD_BLOCK + 1) * FOLD_BLOCK;
+                let room = boundary - text.len();
+                if room > shift + 2 && room < 60 {
+                    text.push_str(&"-".repeat(room - shift - 2));
+                    text.push_str(words[word % words.len()]);
+                    text.push('\n');
+                    word += 1;
+                } else {
+                    text.push_str("noise ok line with nothing in it\n");
+                }
+            }
+            text.push_str("last line, an exception");
+            let mut signals = SignalLines::default();
+            signals.offer_text(&text, 7, 9);
+            let found: Vec<SignalLine> = signals.lines().into_iter().cloned().collect();
+            assert_eq!(found, offered_each(&text, 7, 9), "shift {shift}");
+            assert!(
+                word >= 4 && signals.total() == word as u64 + 1,
+                "shift {shift}"
+            );
+        }
     }
 
     #[test]

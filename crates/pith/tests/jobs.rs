@@ -454,3 +454,160 @@ fn head_and_tail_promote_the_error_line_with_its_number() {
     assert_eq!(details["truncation"]["totalLines"], 100_000, "{details}");
     batch.end();
 }
+
+/// Fragments that make a line a signal line (pith-text's list), and noise that contains none.
+const SIGNAL_WORDS: [&str; 9] = [
+    "error",
+    "failed",
+    "failure",
+    "panicked",
+    "traceback",
+    "assert",
+    "exception",
+    "fatal",
+    "segmentation fault",
+];
+const NOISE: [&str; 8] = ["lorem", "ipsum", "dolor", "sit", "amet", "é", "€", "12345"];
+
+/// About `size` bytes of varied lines: multi-byte characters, an invalid byte
+/// now and then, and a signal word in some case every 1,999 lines.
+fn flood(size: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(size + 200);
+    let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut number = 0u64;
+    while out.len() < size {
+        number += 1;
+        let words = 3 + (seed >> 60) as usize;
+        for index in 0..words {
+            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            if index > 0 {
+                out.push(b' ');
+            }
+            out.extend_from_slice(NOISE[(seed >> 33) as usize % NOISE.len()].as_bytes());
+        }
+        if number % 1999 == 7 {
+            let word = SIGNAL_WORDS[(number / 1999) as usize % SIGNAL_WORDS.len()];
+            let word: String = match number % 3 {
+                0 => word.to_owned(),
+                1 => word.to_uppercase(),
+                _ => word
+                    .chars()
+                    .enumerate()
+                    .map(|(at, c)| {
+                        if at % 2 == 0 {
+                            c.to_ascii_uppercase()
+                        } else {
+                            c
+                        }
+                    })
+                    .collect(),
+            };
+            out.extend_from_slice(format!(" {word}: line {number}").as_bytes());
+        }
+        if number.is_multiple_of(777) {
+            out.extend_from_slice(b" \xff\xfe");
+        }
+        out.push(b'\n');
+    }
+    out
+}
+
+/// 1-based numbers of the lines of `bytes` that hold a signal word, in any case.
+fn signal_line_numbers(bytes: &[u8]) -> Vec<u64> {
+    bytes
+        .split(|&byte| byte == b'\n')
+        .enumerate()
+        .filter(|(_, line)| {
+            let line = String::from_utf8_lossy(line).to_ascii_lowercase();
+            SIGNAL_WORDS.iter().any(|word| line.contains(word))
+        })
+        .map(|(index, _)| index as u64 + 1)
+        .collect()
+}
+
+/// The head+tail details of a result for `data`: every line counted, the
+/// signal lines of the omitted middle (the first and last ten) promoted with
+/// their numbers and counted in the marker.
+fn check_flood_result(result: &Value, data: &[u8], details: &Value) {
+    let truncation = &details["truncation"];
+    let lines = data.iter().filter(|&&byte| byte == b'\n').count() as u64;
+    assert_eq!(truncation["totalLines"], lines, "{truncation}");
+    let from = truncation["omittedLines"]["from"].as_u64().unwrap();
+    let to = truncation["omittedLines"]["to"].as_u64().unwrap();
+    assert!(from > 1 && to > from + 50_000, "{truncation}");
+    let omitted: Vec<u64> = signal_line_numbers(data)
+        .into_iter()
+        .filter(|number| (from..=to).contains(number))
+        .collect();
+    assert!(omitted.len() > 20, "{}", omitted.len());
+    let promoted: Vec<u64> = omitted[..10]
+        .iter()
+        .chain(&omitted[omitted.len() - 10..])
+        .copied()
+        .collect();
+    assert_eq!(truncation["signalLines"], json!(promoted), "{truncation}");
+    let shown = text(result);
+    assert!(
+        shown.contains(&format!("… {} signal lines among them", omitted.len())),
+        "{shown}"
+    );
+    let last = data[..data.len() - 1]
+        .rsplit(|&byte| byte == b'\n')
+        .next()
+        .unwrap();
+    assert!(
+        shown.contains(&format!("{}\n", String::from_utf8_lossy(last))),
+        "{shown}"
+    );
+}
+
+#[test]
+fn a_flood_of_output_keeps_every_byte_in_its_log_and_numbers_its_signal_lines() {
+    let dir = TempDir::new().unwrap();
+    // Past the point where a stream gets bigger reads and a bigger pipe, and
+    // many times the size at which the kept tail is cut.
+    let data = flood(8 << 20);
+    let file = dir.path().join("flood.txt");
+    std::fs::write(&file, &data).unwrap();
+    let command = format!("cat '{}'", file.display());
+    let mut batch = Batch::start(dir.path(), &[]);
+    let logged = |path: &Value| {
+        let bytes = std::fs::read(path.as_str().unwrap()).unwrap();
+        assert!(
+            bytes == data,
+            "the log differs from the output ({} bytes)",
+            bytes.len()
+        );
+    };
+    // A plain command.
+    let plain = batch.call("bash", json!({ "command": command }));
+    check_flood_result(&plain, &data, &plain["details"]);
+    logged(&plain["details"]["fullOutputPath"]);
+    // The same through a job that ends within its yield: the job's own log.
+    let yielded = batch.call("bash", json!({ "command": command, "yield": 300 }));
+    check_flood_result(&yielded, &data, &yielded["details"]);
+    logged(&yielded["details"]["fullOutputPath"]);
+    // The same cut (only the log's name in the marker differs in length).
+    for key in [
+        "totalLines",
+        "totalBytes",
+        "outputLines",
+        "omittedLines",
+        "signalLines",
+    ] {
+        assert_eq!(
+            yielded["details"]["truncation"][key], plain["details"]["truncation"][key],
+            "{key}"
+        );
+    }
+    // A background job's full log.
+    let started = batch.call("bash", json!({ "command": command, "background": true }));
+    let id = job_id(&started);
+    let mut done = batch.call("jobs", json!({"action": "output", "id": id, "wait": 300}));
+    while done["details"]["state"] == "running" {
+        done = batch.call("jobs", json!({"action": "output", "id": id, "wait": 300}));
+    }
+    assert_eq!(done["details"]["state"], "exited", "{done}");
+    logged(&done["details"]["logPath"]);
+    batch.end();
+}

@@ -14,7 +14,8 @@ use crate::messages::bash as messages;
 
 /// Lines longer than this (in characters) are clipped in the shown tail.
 pub(crate) const MAX_LINE_CHARS: usize = 2000;
-/// The tail buffer is cut back to `KEEP` bytes when it passes `CUT_AT` bytes.
+/// The tail buffer is cut back to about `KEEP` bytes when it passes `CUT_AT`
+/// bytes (both well inside the cache: a bigger tail made a flood of output slower).
 const CUT_AT: usize = 4 * DEFAULT_MAX_BYTES;
 const KEEP: usize = 2 * DEFAULT_MAX_BYTES;
 /// The head shown before the omission marker: at most this many lines ...
@@ -48,6 +49,8 @@ pub(crate) struct OutputAccumulator {
     tail_cut_mid_line: bool,
     /// 1-based number of the first (maybe partial) line in `tail`.
     tail_first_line: u64,
+    /// Newlines in `tail`.
+    tail_newlines: u64,
     /// The first lines of the output, taken when the tail is first cut.
     head: Option<Head>,
     /// Signal lines of the stretch between the head and the tail buffer.
@@ -179,6 +182,7 @@ impl OutputAccumulator {
             tail: String::new(),
             tail_cut_mid_line: false,
             tail_first_line: 1,
+            tail_newlines: 0,
             head: None,
             signals: SignalLines::default(),
             total_raw_bytes: 0,
@@ -223,19 +227,38 @@ impl OutputAccumulator {
     }
 
     /// Updates the counters with the text decoded at `tail[start..]`, then bounds the tail.
+    /// Each byte is counted once here (SIMD newline count, the last lines
+    /// found from the end); a cut counts the smaller side of the cut again.
     fn count(&mut self, start: usize) {
         let text = self.tail.get(start..).unwrap_or_default().as_bytes();
         self.total_decoded_bytes += text.len() as u64;
-        let mut line_start = 0;
-        for newline in memchr::memchr_iter(b'\n', text) {
-            self.last_line_bytes = self.open_line_bytes + (newline - line_start) as u64;
-            self.open_line_bytes = 0;
-            self.completed_lines += 1;
-            line_start = newline + 1;
+        let newlines = memchr::memchr_iter(b'\n', text).count() as u64;
+        match memchr::memrchr(b'\n', text) {
+            Some(last) => {
+                let before = text.get(..last).unwrap_or_default();
+                self.last_line_bytes = match memchr::memrchr(b'\n', before) {
+                    Some(previous) => (last - previous - 1) as u64,
+                    None => self.open_line_bytes + last as u64,
+                };
+                self.open_line_bytes = (text.len() - last - 1) as u64;
+            }
+            None => self.open_line_bytes += text.len() as u64,
         }
-        self.open_line_bytes += (text.len() - line_start) as u64;
+        self.completed_lines += newlines;
+        self.tail_newlines += newlines;
         if self.tail.len() > CUT_AT {
-            let mut cut = self.tail.len() - KEEP;
+            // Cut after a newline where there is one in the second half of
+            // what may go (a signal word is never split by a cut), else
+            // anywhere (one huge line).
+            let limit = self.tail.len() - KEEP;
+            let floor = limit / 2;
+            let mut cut = match memchr::memrchr(
+                b'\n',
+                self.tail.as_bytes().get(floor..limit).unwrap_or_default(),
+            ) {
+                Some(newline) => floor + newline + 1,
+                None => limit,
+            };
             while !self.tail.is_char_boundary(cut) {
                 cut += 1;
             }
@@ -243,11 +266,20 @@ impl OutputAccumulator {
                 self.head = Some(Head::of(&self.tail));
             }
             let head_lines = self.head.as_ref().map_or(0, |head| head.lines);
-            let removed = self.tail.get(..cut).unwrap_or_default();
-            self.signals
-                .offer_text(removed, self.tail_first_line, head_lines);
-            self.tail_first_line += memchr::memchr_iter(b'\n', removed.as_bytes()).count() as u64;
-            self.tail_cut_mid_line = self.tail.as_bytes().get(cut - 1) != Some(&b'\n');
+            let (removed, kept) = self.tail.as_bytes().split_at(cut);
+            self.signals.offer_text(
+                self.tail.get(..cut).unwrap_or_default(),
+                self.tail_first_line,
+                head_lines,
+            );
+            let removed_newlines = if removed.len() <= kept.len() {
+                memchr::memchr_iter(b'\n', removed).count() as u64
+            } else {
+                self.tail_newlines - memchr::memchr_iter(b'\n', kept).count() as u64
+            };
+            self.tail_first_line += removed_newlines;
+            self.tail_newlines -= removed_newlines;
+            self.tail_cut_mid_line = removed.last() != Some(&b'\n');
             self.tail.replace_range(..cut, "");
         }
     }
