@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 use std::process::Stdio;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -33,11 +33,20 @@ pub(super) enum Event {
     Counted(crate::LineCount),
 }
 
+/// The transport's stdin, shared by the task that writes queued messages
+/// and the writes that send their bytes straight from the caller's buffer
+/// ([`Conn::send_data`]); `None` once closed.
+type Outgoing = Arc<tokio::sync::Mutex<Option<BufWriter<ChildStdin>>>>;
+
 /// One live connection: a transport process speaking the protocol.
 pub(super) struct Conn {
     pub(super) remote: String,
     pub(super) calls: mpsc::Sender<ToServer>,
     control: mpsc::UnboundedSender<ToServer>,
+    outgoing: Outgoing,
+    /// Set when a frame was left half written (a write cancelled in the
+    /// middle of its bytes): nothing more can be sent on this connection.
+    torn: Arc<AtomicBool>,
     pending: Mutex<Pending>,
     pub(super) next_id: AtomicU64,
     pub(super) log_errors: Mutex<HashMap<u64, String>>,
@@ -58,6 +67,9 @@ impl Conn {
     }
 
     pub(super) fn lost(&self) -> Option<String> {
+        if self.torn.load(Ordering::Acquire) {
+            return Some("a write was cancelled in the middle of its data".to_owned());
+        }
         self.lock().lost.clone()
     }
 
@@ -74,22 +86,8 @@ impl Conn {
 
     /// Starts a call: its id and where its events arrive.
     pub(super) async fn start(self: &Arc<Self>, call: Call) -> Result<Ticket, String> {
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let (sender, events) = mpsc::unbounded_channel();
-        {
-            let mut pending = self.lock();
-            if pending.lost.is_some() {
-                drop(pending);
-                return Err(self.lost_message());
-            }
-            pending.waiting.insert(id, sender);
-        }
-        let ticket = Ticket {
-            conn: self.clone(),
-            id,
-            events,
-            done: false,
-        };
+        let ticket = self.register()?;
+        let id = ticket.id;
         if self.calls.send(ToServer::Call { id, call }).await.is_err() {
             return Err(self.lost_message());
         }
@@ -98,6 +96,82 @@ impl Conn {
 
     pub(super) fn control(&self, message: ToServer) {
         let _ = self.control.send(message);
+    }
+
+    /// Starts a call by writing it to the transport at once, not through the
+    /// queue, so that [`Conn::send_data`] may follow it directly.
+    pub(super) async fn start_direct(self: &Arc<Self>, call: Call) -> Result<Ticket, String> {
+        let ticket = self.register()?;
+        let message = ToServer::Call {
+            id: ticket.id,
+            call,
+        };
+        let mut outgoing = self.outgoing.lock().await;
+        let sent = match outgoing.as_mut() {
+            Some(stdin) if !self.torn.load(Ordering::Acquire) => {
+                self.torn.store(true, Ordering::Release);
+                let sent = wire::write_frame(stdin, &message).await.is_ok();
+                self.torn.store(!sent, Ordering::Release);
+                sent
+            }
+            _ => false,
+        };
+        if !sent {
+            return Err(self.lost_message());
+        }
+        Ok(ticket)
+    }
+
+    /// Sends `bytes` as the `Data` of request `id`, in frames of up to
+    /// [`wire::DATA_CHUNK`] written straight from `bytes` (no copy; the
+    /// transport's buffer is bypassed for each frame's body). Other messages
+    /// (cancels, credits, other calls) go out between frames. Dropping this
+    /// future in the middle of a frame tears the connection: it is closed,
+    /// the far side drops the incomplete write, and the next call reconnects.
+    pub(super) async fn send_data(&self, id: u64, bytes: &[u8]) -> Result<(), String> {
+        let chunks = bytes.chunks(wire::DATA_CHUNK);
+        let last = chunks.len();
+        for (index, chunk) in chunks.enumerate() {
+            let head = wire::data_head(id, chunk.len()).map_err(|error| error.to_string())?;
+            let mut outgoing = self.outgoing.lock().await;
+            let Some(stdin) = outgoing.as_mut() else {
+                return Err(self.lost_message());
+            };
+            if self.torn.load(Ordering::Acquire) {
+                *outgoing = None;
+                return Err(self.lost_message());
+            }
+            self.torn.store(true, Ordering::Release);
+            let mut sent =
+                stdin.write_all(&head).await.is_ok() && stdin.write_all(chunk).await.is_ok();
+            if index + 1 == last {
+                sent = sent && stdin.flush().await.is_ok();
+            }
+            if !sent {
+                *outgoing = None;
+                return Err(self.lost_message());
+            }
+            self.torn.store(false, Ordering::Release);
+        }
+        Ok(())
+    }
+
+    /// Registers a new call: its id and where its events arrive.
+    fn register(self: &Arc<Self>) -> Result<Ticket, String> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (sender, events) = mpsc::unbounded_channel();
+        let mut pending = self.lock();
+        if pending.lost.is_some() || self.torn.load(Ordering::Acquire) {
+            drop(pending);
+            return Err(self.lost_message());
+        }
+        pending.waiting.insert(id, sender);
+        Ok(Ticket {
+            conn: self.clone(),
+            id,
+            events,
+            done: false,
+        })
     }
 }
 
@@ -272,11 +346,20 @@ pub(super) async fn open(options: &RemoteOptions) -> Result<Arc<Conn>, RemoteErr
 
     let (calls, calls_rx) = mpsc::channel(16);
     let (control, control_rx) = mpsc::unbounded_channel();
-    tokio::spawn(write_loop(stdin, calls_rx, control_rx));
+    let outgoing: Outgoing = Arc::new(tokio::sync::Mutex::new(Some(stdin)));
+    let torn = Arc::new(AtomicBool::new(false));
+    tokio::spawn(write_loop(
+        outgoing.clone(),
+        torn.clone(),
+        calls_rx,
+        control_rx,
+    ));
     let conn = Arc::new(Conn {
         remote: remote.clone(),
         calls,
         control,
+        outgoing,
+        torn,
         pending: Mutex::new(Pending::default()),
         next_id: AtomicU64::new(1),
         log_errors: Mutex::new(HashMap::new()),
@@ -373,9 +456,12 @@ async fn install(
     }
 }
 
-/// Writes outgoing messages: control messages (credits, cancels) first.
+/// Writes queued messages: control messages (credits, cancels) first. It
+/// stops, closing the transport's stdin, when the connection is dropped or
+/// a frame was torn (see [`Conn::send_data`]).
 async fn write_loop(
-    mut stdin: BufWriter<ChildStdin>,
+    outgoing: Outgoing,
+    torn: Arc<AtomicBool>,
     mut calls: mpsc::Receiver<ToServer>,
     mut control: mpsc::UnboundedReceiver<ToServer>,
 ) {
@@ -386,13 +472,17 @@ async fn write_loop(
             Some(message) = calls.recv() => message,
             else => break,
         };
-        if wire::write_frame(&mut stdin, &message).await.is_err() {
+        let mut guard = outgoing.lock().await;
+        let Some(stdin) = guard.as_mut() else { break };
+        if torn.load(Ordering::Acquire) || wire::write_frame(stdin, &message).await.is_err() {
             break;
         }
         if control.is_empty() && calls.is_empty() && stdin.flush().await.is_err() {
             break;
         }
     }
+    // Closing stdin ends the far side (and its incomplete writes).
+    *outgoing.lock().await = None;
 }
 
 /// Keeps the last [`STDERR_TAIL`] bytes of the transport's stderr.
