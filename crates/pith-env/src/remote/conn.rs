@@ -35,8 +35,38 @@ pub(super) enum Event {
 
 /// The transport's stdin, shared by the task that writes queued messages
 /// and the writes that send their bytes straight from the caller's buffer
-/// ([`Conn::send_data`]); `None` once closed.
-type Outgoing = Arc<tokio::sync::Mutex<Option<BufWriter<ChildStdin>>>>;
+/// ([`Conn::send_data`]).
+type Outgoing = Arc<tokio::sync::Mutex<Out>>;
+
+/// The transport's stdin (`None` once closed), and whether a frame is being
+/// written: found set by the next writer, the frame was left half written
+/// (its writer was cancelled) and nothing more can be sent.
+pub(super) struct Out {
+    stdin: Option<BufWriter<ChildStdin>>,
+    writing: bool,
+}
+
+impl Out {
+    /// Starts writing a frame: the stdin, unless it is closed or an earlier
+    /// frame was torn (then it closes it and sets `torn`).
+    fn begin(&mut self, torn: &AtomicBool) -> Option<&mut BufWriter<ChildStdin>> {
+        if self.writing {
+            self.stdin = None;
+            torn.store(true, Ordering::Release);
+        }
+        self.writing = self.stdin.is_some();
+        self.stdin.as_mut()
+    }
+
+    /// Ends a frame: `ok` if it was written whole; else the stdin is closed.
+    fn end(&mut self, ok: bool) -> bool {
+        self.writing = false;
+        if !ok {
+            self.stdin = None;
+        }
+        ok
+    }
+}
 
 /// One live connection: a transport process speaking the protocol.
 pub(super) struct Conn {
@@ -106,17 +136,12 @@ impl Conn {
             id: ticket.id,
             call,
         };
-        let mut outgoing = self.outgoing.lock().await;
-        let sent = match outgoing.as_mut() {
-            Some(stdin) if !self.torn.load(Ordering::Acquire) => {
-                self.torn.store(true, Ordering::Release);
-                let sent = wire::write_frame(stdin, &message).await.is_ok();
-                self.torn.store(!sent, Ordering::Release);
-                sent
-            }
-            _ => false,
+        let mut out = self.outgoing.lock().await;
+        let sent = match out.begin(&self.torn) {
+            Some(stdin) => wire::write_frame(stdin, &message).await.is_ok(),
+            None => false,
         };
-        if !sent {
+        if !out.end(sent) {
             return Err(self.lost_message());
         }
         Ok(ticket)
@@ -129,29 +154,35 @@ impl Conn {
     /// future in the middle of a frame tears the connection: it is closed,
     /// the far side drops the incomplete write, and the next call reconnects.
     pub(super) async fn send_data(&self, id: u64, bytes: &[u8]) -> Result<(), String> {
+        if bytes.is_empty() {
+            // No data frame follows the call: send it on.
+            let mut out = self.outgoing.lock().await;
+            let flushed = match out.begin(&self.torn) {
+                Some(stdin) => stdin.flush().await.is_ok(),
+                None => false,
+            };
+            return if out.end(flushed) {
+                Ok(())
+            } else {
+                Err(self.lost_message())
+            };
+        }
         let chunks = bytes.chunks(wire::DATA_CHUNK);
         let last = chunks.len();
         for (index, chunk) in chunks.enumerate() {
             let head = wire::data_head(id, chunk.len()).map_err(|error| error.to_string())?;
-            let mut outgoing = self.outgoing.lock().await;
-            let Some(stdin) = outgoing.as_mut() else {
+            let mut out = self.outgoing.lock().await;
+            let Some(stdin) = out.begin(&self.torn) else {
                 return Err(self.lost_message());
             };
-            if self.torn.load(Ordering::Acquire) {
-                *outgoing = None;
-                return Err(self.lost_message());
-            }
-            self.torn.store(true, Ordering::Release);
             let mut sent =
                 stdin.write_all(&head).await.is_ok() && stdin.write_all(chunk).await.is_ok();
             if index + 1 == last {
                 sent = sent && stdin.flush().await.is_ok();
             }
-            if !sent {
-                *outgoing = None;
+            if !out.end(sent) {
                 return Err(self.lost_message());
             }
-            self.torn.store(false, Ordering::Release);
         }
         Ok(())
     }
@@ -346,7 +377,10 @@ pub(super) async fn open(options: &RemoteOptions) -> Result<Arc<Conn>, RemoteErr
 
     let (calls, calls_rx) = mpsc::channel(16);
     let (control, control_rx) = mpsc::unbounded_channel();
-    let outgoing: Outgoing = Arc::new(tokio::sync::Mutex::new(Some(stdin)));
+    let outgoing: Outgoing = Arc::new(tokio::sync::Mutex::new(Out {
+        stdin: Some(stdin),
+        writing: false,
+    }));
     let torn = Arc::new(AtomicBool::new(false));
     tokio::spawn(write_loop(
         outgoing.clone(),
@@ -472,17 +506,18 @@ async fn write_loop(
             Some(message) = calls.recv() => message,
             else => break,
         };
-        let mut guard = outgoing.lock().await;
-        let Some(stdin) = guard.as_mut() else { break };
-        if torn.load(Ordering::Acquire) || wire::write_frame(stdin, &message).await.is_err() {
-            break;
+        let mut out = outgoing.lock().await;
+        let Some(stdin) = out.begin(&torn) else { break };
+        let mut sent = wire::write_frame(stdin, &message).await.is_ok();
+        if control.is_empty() && calls.is_empty() {
+            sent = sent && stdin.flush().await.is_ok();
         }
-        if control.is_empty() && calls.is_empty() && stdin.flush().await.is_err() {
+        if !out.end(sent) {
             break;
         }
     }
     // Closing stdin ends the far side (and its incomplete writes).
-    *outgoing.lock().await = None;
+    outgoing.lock().await.stdin = None;
 }
 
 /// Keeps the last [`STDERR_TAIL`] bytes of the transport's stderr.
