@@ -235,7 +235,7 @@ where
         // Reap finished tasks so the set does not grow with the connection's age.
         while tasks.try_join_next().is_some() {}
         let message: ToServer = match read_incoming(&mut reader, &mut writes).await {
-            Ok(Some(Incoming::Message(message))) => message,
+            Ok(Some(Incoming::Message(message))) => *message,
             Ok(Some(Incoming::Data(id))) => {
                 if writes
                     .get(&id)

@@ -12,7 +12,7 @@ use crate::remote::wire::{self, ToServer};
 /// One frame read by [`read_incoming`].
 pub(super) enum Incoming {
     /// Any message but the `Data` of a write still receiving its bytes.
-    Message(ToServer),
+    Message(Box<ToServer>),
     /// `Data` of write `id`, appended to its buffer already.
     Data(u64),
 }
@@ -58,7 +58,7 @@ pub(super) async fn read_incoming<R: AsyncRead + Unpin>(
     body.extend_from_slice(&head[..taken]);
     read_rest(reader, rest, &mut body).await?;
     postcard::from_bytes(&body)
-        .map(|message| Some(Incoming::Message(message)))
+        .map(|message| Some(Incoming::Message(Box::new(message))))
         .map_err(|error| io::Error::new(io::ErrorKind::InvalidData, error))
 }
 
