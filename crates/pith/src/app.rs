@@ -74,7 +74,7 @@ async fn dispatch(command: Command, env: &Env) -> anyhow::Result<i32> {
         Command::Serve => {
             // This machine's ports for a near pith, until it closes stdin.
             let local = std::sync::Arc::new(pith_env::LocalEnv::new());
-            pith_env::remote::serve(tokio::io::stdin(), tokio::io::stdout(), local).await?;
+            pith_env::remote::serve_stdio(local).await?;
             Ok(0)
         }
         Command::SandboxStatus(workspace, json) => {

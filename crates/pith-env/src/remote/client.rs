@@ -151,6 +151,21 @@ impl RemoteEnv {
         }
     }
 
+    /// [`RemoteEnv::begin`] for a call whose data follows it straight from
+    /// the caller's bytes ([`Conn::send_data`]).
+    async fn begin_direct(&self, call: Call) -> Result<(Arc<Conn>, Ticket), String> {
+        let call = self.within_views(call);
+        let conn = self.conn().await?;
+        match conn.start_direct(call.clone()).await {
+            Ok(ticket) => Ok((conn, ticket)),
+            Err(_) => {
+                let conn = self.conn().await?;
+                let ticket = conn.start_direct(call).await?;
+                Ok((conn, ticket))
+            }
+        }
+    }
+
     /// `call` wrapped in this handle's views (innermost closest to the call);
     /// commands are never wrapped (the sandbox confines them).
     fn within_views(&self, call: Call) -> Call {
@@ -275,16 +290,8 @@ impl FileSystem for RemoteEnv {
             path: wpath(path),
             len: contents.len() as u64,
         };
-        let (conn, mut ticket) = self.begin(call).await.map_err(lost)?;
-        for chunk in contents.chunks(wire::CHUNK) {
-            let data = ToServer::Data {
-                id: ticket.id,
-                bytes: chunk.to_vec(),
-            };
-            if conn.calls.send(data).await.is_err() {
-                return Err(lost(conn.lost_message()));
-            }
-        }
+        let (conn, mut ticket) = self.begin_direct(call).await.map_err(lost)?;
+        conn.send_data(ticket.id, contents).await.map_err(lost)?;
         match ticket.reply().await.map_err(lost)? {
             Reply::Unit => Ok(()),
             Reply::FsError(error) => Err(error.into()),

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 use std::process::Stdio;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -33,11 +33,50 @@ pub(super) enum Event {
     Counted(crate::LineCount),
 }
 
+/// The transport's stdin, shared by the task that writes queued messages
+/// and the writes that send their bytes straight from the caller's buffer
+/// ([`Conn::send_data`]).
+type Outgoing = Arc<tokio::sync::Mutex<Out>>;
+
+/// The transport's stdin (`None` once closed), and whether a frame is being
+/// written: found set by the next writer, the frame was left half written
+/// (its writer was cancelled) and nothing more can be sent.
+pub(super) struct Out {
+    stdin: Option<BufWriter<ChildStdin>>,
+    writing: bool,
+}
+
+impl Out {
+    /// Starts writing a frame: the stdin, unless it is closed or an earlier
+    /// frame was torn (then it closes it and sets `torn`).
+    fn begin(&mut self, torn: &AtomicBool) -> Option<&mut BufWriter<ChildStdin>> {
+        if self.writing {
+            self.stdin = None;
+            torn.store(true, Ordering::Release);
+        }
+        self.writing = self.stdin.is_some();
+        self.stdin.as_mut()
+    }
+
+    /// Ends a frame: `ok` if it was written whole; else the stdin is closed.
+    fn end(&mut self, ok: bool) -> bool {
+        self.writing = false;
+        if !ok {
+            self.stdin = None;
+        }
+        ok
+    }
+}
+
 /// One live connection: a transport process speaking the protocol.
 pub(super) struct Conn {
     pub(super) remote: String,
     pub(super) calls: mpsc::Sender<ToServer>,
     control: mpsc::UnboundedSender<ToServer>,
+    outgoing: Outgoing,
+    /// Set when a frame was left half written (a write cancelled in the
+    /// middle of its bytes): nothing more can be sent on this connection.
+    torn: Arc<AtomicBool>,
     pending: Mutex<Pending>,
     pub(super) next_id: AtomicU64,
     pub(super) log_errors: Mutex<HashMap<u64, String>>,
@@ -58,6 +97,9 @@ impl Conn {
     }
 
     pub(super) fn lost(&self) -> Option<String> {
+        if self.torn.load(Ordering::Acquire) {
+            return Some("a write was cancelled in the middle of its data".to_owned());
+        }
         self.lock().lost.clone()
     }
 
@@ -74,22 +116,8 @@ impl Conn {
 
     /// Starts a call: its id and where its events arrive.
     pub(super) async fn start(self: &Arc<Self>, call: Call) -> Result<Ticket, String> {
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let (sender, events) = mpsc::unbounded_channel();
-        {
-            let mut pending = self.lock();
-            if pending.lost.is_some() {
-                drop(pending);
-                return Err(self.lost_message());
-            }
-            pending.waiting.insert(id, sender);
-        }
-        let ticket = Ticket {
-            conn: self.clone(),
-            id,
-            events,
-            done: false,
-        };
+        let ticket = self.register()?;
+        let id = ticket.id;
         if self.calls.send(ToServer::Call { id, call }).await.is_err() {
             return Err(self.lost_message());
         }
@@ -98,6 +126,83 @@ impl Conn {
 
     pub(super) fn control(&self, message: ToServer) {
         let _ = self.control.send(message);
+    }
+
+    /// Starts a call by writing it to the transport at once, not through the
+    /// queue, so that [`Conn::send_data`] may follow it directly.
+    pub(super) async fn start_direct(self: &Arc<Self>, call: Call) -> Result<Ticket, String> {
+        let ticket = self.register()?;
+        let message = ToServer::Call {
+            id: ticket.id,
+            call,
+        };
+        let mut out = self.outgoing.lock().await;
+        let sent = match out.begin(&self.torn) {
+            Some(stdin) => wire::write_frame(stdin, &message).await.is_ok(),
+            None => false,
+        };
+        if !out.end(sent) {
+            return Err(self.lost_message());
+        }
+        Ok(ticket)
+    }
+
+    /// Sends `bytes` as the `Data` of request `id`, in frames of up to
+    /// [`wire::DATA_CHUNK`] written straight from `bytes` (no copy; the
+    /// transport's buffer is bypassed for each frame's body). Other messages
+    /// (cancels, credits, other calls) go out between frames. Dropping this
+    /// future in the middle of a frame tears the connection: it is closed,
+    /// the far side drops the incomplete write, and the next call reconnects.
+    pub(super) async fn send_data(&self, id: u64, bytes: &[u8]) -> Result<(), String> {
+        if bytes.is_empty() {
+            // No data frame follows the call: send it on.
+            let mut out = self.outgoing.lock().await;
+            let flushed = match out.begin(&self.torn) {
+                Some(stdin) => stdin.flush().await.is_ok(),
+                None => false,
+            };
+            return if out.end(flushed) {
+                Ok(())
+            } else {
+                Err(self.lost_message())
+            };
+        }
+        let chunks = bytes.chunks(wire::DATA_CHUNK);
+        let last = chunks.len();
+        for (index, chunk) in chunks.enumerate() {
+            let head = wire::data_head(id, chunk.len()).map_err(|error| error.to_string())?;
+            let mut out = self.outgoing.lock().await;
+            let Some(stdin) = out.begin(&self.torn) else {
+                return Err(self.lost_message());
+            };
+            let mut sent =
+                stdin.write_all(&head).await.is_ok() && stdin.write_all(chunk).await.is_ok();
+            if index + 1 == last {
+                sent = sent && stdin.flush().await.is_ok();
+            }
+            if !out.end(sent) {
+                return Err(self.lost_message());
+            }
+        }
+        Ok(())
+    }
+
+    /// Registers a new call: its id and where its events arrive.
+    fn register(self: &Arc<Self>) -> Result<Ticket, String> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (sender, events) = mpsc::unbounded_channel();
+        let mut pending = self.lock();
+        if pending.lost.is_some() || self.torn.load(Ordering::Acquire) {
+            drop(pending);
+            return Err(self.lost_message());
+        }
+        pending.waiting.insert(id, sender);
+        Ok(Ticket {
+            conn: self.clone(),
+            id,
+            events,
+            done: false,
+        })
     }
 }
 
@@ -272,11 +377,23 @@ pub(super) async fn open(options: &RemoteOptions) -> Result<Arc<Conn>, RemoteErr
 
     let (calls, calls_rx) = mpsc::channel(16);
     let (control, control_rx) = mpsc::unbounded_channel();
-    tokio::spawn(write_loop(stdin, calls_rx, control_rx));
+    let outgoing: Outgoing = Arc::new(tokio::sync::Mutex::new(Out {
+        stdin: Some(stdin),
+        writing: false,
+    }));
+    let torn = Arc::new(AtomicBool::new(false));
+    tokio::spawn(write_loop(
+        outgoing.clone(),
+        torn.clone(),
+        calls_rx,
+        control_rx,
+    ));
     let conn = Arc::new(Conn {
         remote: remote.clone(),
         calls,
         control,
+        outgoing,
+        torn,
         pending: Mutex::new(Pending::default()),
         next_id: AtomicU64::new(1),
         log_errors: Mutex::new(HashMap::new()),
@@ -373,9 +490,12 @@ async fn install(
     }
 }
 
-/// Writes outgoing messages: control messages (credits, cancels) first.
+/// Writes queued messages: control messages (credits, cancels) first. It
+/// stops, closing the transport's stdin, when the connection is dropped or
+/// a frame was torn (see [`Conn::send_data`]).
 async fn write_loop(
-    mut stdin: BufWriter<ChildStdin>,
+    outgoing: Outgoing,
+    torn: Arc<AtomicBool>,
     mut calls: mpsc::Receiver<ToServer>,
     mut control: mpsc::UnboundedReceiver<ToServer>,
 ) {
@@ -386,13 +506,18 @@ async fn write_loop(
             Some(message) = calls.recv() => message,
             else => break,
         };
-        if wire::write_frame(&mut stdin, &message).await.is_err() {
-            break;
+        let mut out = outgoing.lock().await;
+        let Some(stdin) = out.begin(&torn) else { break };
+        let mut sent = wire::write_frame(stdin, &message).await.is_ok();
+        if control.is_empty() && calls.is_empty() {
+            sent = sent && stdin.flush().await.is_ok();
         }
-        if control.is_empty() && calls.is_empty() && stdin.flush().await.is_err() {
+        if !out.end(sent) {
             break;
         }
     }
+    // Closing stdin ends the far side (and its incomplete writes).
+    outgoing.lock().await.stdin = None;
 }
 
 /// Keeps the last [`STDERR_TAIL`] bytes of the transport's stderr.

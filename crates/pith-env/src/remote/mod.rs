@@ -24,7 +24,7 @@ mod wire;
 use std::path::PathBuf;
 
 pub use client::RemoteEnv;
-pub use server::serve;
+pub use server::{serve, serve_stdio};
 pub use wire::PROTOCOL_VERSION;
 
 use crate::{SandboxMode, SandboxPolicy};

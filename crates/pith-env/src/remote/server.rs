@@ -10,8 +10,11 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use super::wire::{self, Call, ExecWire, Reply, ToClient, ToServer, ViewWire, WINDOW, path};
+mod incoming;
 mod policy;
 
+pub use self::incoming::serve_stdio;
+use self::incoming::{Incoming, read_incoming};
 use self::policy::{apply_floor, handshake};
 use crate::{
     Exec, FileSystem, FsError, FsErrorKind, LocalEnv, OutputLog, OutputSink, OutputStream,
@@ -231,8 +234,18 @@ where
     let result = loop {
         // Reap finished tasks so the set does not grow with the connection's age.
         while tasks.try_join_next().is_some() {}
-        let message: ToServer = match wire::read_frame(&mut reader).await {
-            Ok(Some(message)) => message,
+        let message: ToServer = match read_incoming(&mut reader, &mut writes).await {
+            Ok(Some(Incoming::Message(message))) => *message,
+            Ok(Some(Incoming::Data(id))) => {
+                if writes
+                    .get(&id)
+                    .is_some_and(|write| write.bytes.len() as u64 >= write.len)
+                    && let Some(write) = writes.remove(&id)
+                {
+                    tasks.spawn(finish_write(shared.clone(), id, write));
+                }
+                continue;
+            }
             Ok(None) => break Ok(()),
             Err(error) => break Err(error),
         };

@@ -556,6 +556,10 @@ impl From<SearchErrorWire> for SearchError {
 mod ports;
 pub(crate) use self::ports::*;
 
+/// `Data` frames framed by hand (no copy of a write's bytes).
+mod data;
+pub(crate) use self::data::*;
+
 /// Writes one frame.
 pub(crate) async fn write_frame<W: AsyncWrite + Unpin, T: Serialize>(
     writer: &mut W,
