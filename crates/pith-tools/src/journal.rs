@@ -31,10 +31,12 @@ use pith_env::{FileSystem, FsError, FsErrorKind};
 use serde::{Deserialize, Serialize};
 use tokio::sync::Mutex;
 
+mod hash;
 mod stream;
 pub(crate) mod undo;
 mod when;
 
+pub(crate) use hash::CheckpointedHash;
 pub(crate) use stream::Unread;
 #[cfg(unix)]
 use stream::same_bytes;
@@ -667,8 +669,23 @@ pub(crate) async fn record_change(
     before: Before<'_>,
     after: Option<&[u8]>,
 ) -> Option<String> {
-    let journal = context.config.journal.as_ref()?;
+    context.config.journal.as_ref()?;
     let (before_hash, after) = hash_both(before, after);
+    record_hashed(context, tag, index, path, before, before_hash, after).await
+}
+
+/// [`record_change`] with the hashes computed already: `before_hash` of the
+/// previous content (`None`: computed here), `after` the new content's state.
+pub(crate) async fn record_hashed(
+    context: &crate::tool::ToolContext,
+    tag: &CallTag,
+    index: usize,
+    path: &Path,
+    before: Before<'_>,
+    before_hash: Option<String>,
+    after: FileState,
+) -> Option<String> {
+    let journal = context.config.journal.as_ref()?;
     let change = Change {
         tag,
         index,
