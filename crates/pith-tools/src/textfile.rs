@@ -249,10 +249,10 @@ pub(crate) struct Survey {
     pub(crate) sha256: Option<String>,
 }
 
-/// Bytes read at a time by [`survey`].
-const SURVEY_CHUNK: usize = 1 << 20;
+/// Bytes read at a time by [`survey`] (what it holds, besides the reader's own buffer).
+const SURVEY_CHUNK: usize = 256 * 1024;
 
-/// Reads the file at `path` once, in 1 MiB chunks, checking that it is UTF-8 and
+/// Reads the file at `path` once, in 256 KiB chunks, checking that it is UTF-8 and
 /// computing the session's fingerprint (`fingerprint`) and the SHA-256 (`sha256`) of
 /// its bytes: what `write` needs of a file it replaces, without holding the file (the
 /// two hashes run on two threads).
