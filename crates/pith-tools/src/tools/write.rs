@@ -15,7 +15,7 @@ use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
 use super::{Describe, define};
-use crate::journal::{self, Before, CallTag, Unread};
+use crate::journal::{self, Before, CallTag, FileState, Unread};
 use crate::messages::write as messages;
 use crate::paths::describe_fs_error;
 use crate::session::OverwritePolicy;
@@ -89,6 +89,7 @@ impl Tool for WriteTool {
         cancel: CancellationToken,
     ) -> Result<ToolOutput, ToolError> {
         let path = context.resolve_target(&args.path)?;
+        let content = std::sync::Arc::new(args.content);
         let fs = &**context.write_fs();
         let session = &context.session;
         let policy = context.config.overwrite_policy;
@@ -118,7 +119,19 @@ impl Tool for WriteTool {
                 }
             }
             Ok(metadata) => {
+                // The journal's hash of the new content runs while the old file is read.
+                if metadata.len > STREAM_MIN_BYTES
+                    && content.len() as u64 > STREAM_MIN_BYTES
+                    && context.config.journal.is_some()
+                {
+                    let content = std::sync::Arc::clone(&content);
+                    existing.new_hash = Some(tokio::task::spawn_blocking(move || {
+                        pith_env::remote::sha256_hex(content.as_bytes())
+                    }));
+                }
+                let new_hash = existing.new_hash.take();
                 existing = check_overwrite(context, fs, &path, raw, &metadata, policy).await?;
+                existing.new_hash = new_hash;
                 existing.modified = metadata.modified;
             }
             Err(error) if error.kind == FsErrorKind::NotFound => {}
@@ -159,12 +172,17 @@ impl Tool for WriteTool {
         let encoding = encoding
             .or(existing.encoding)
             .unwrap_or_else(TextEncoding::utf8);
-        let bytes = match encode_new(&args.content, encoding, raw) {
+        let bytes = match encode_new(&content, encoding, raw) {
             Ok(bytes) => bytes,
             Err(error) => {
                 remove_created(fs, &created).await;
                 return Err(error);
             }
+        };
+        // The hash computed beside the read is of the content's UTF-8 bytes.
+        let after_hash = match (existing.new_hash.take(), &bytes) {
+            (Some(hashing), std::borrow::Cow::Borrowed(_)) => hashing.await.ok(),
+            _ => None,
         };
         let bytes = &*bytes;
         // Journaled (and fsynced) before the rename makes the new content visible.
@@ -185,7 +203,17 @@ impl Tool for WriteTool {
             (None, Err(len)) => Before::TooLarge(*len),
         };
         let tag = CallTag::new("write", &context.group);
-        let note = journal::record_change(context, &tag, 0, &path, before, Some(bytes)).await;
+        let note = match after_hash {
+            Some(hash) => {
+                let after = FileState::Content {
+                    hash,
+                    len: bytes.len() as u64,
+                    stored: false,
+                };
+                journal::record_hashed(context, &tag, 0, &path, before, None, after).await
+            }
+            None => journal::record_change(context, &tag, 0, &path, before, Some(bytes)).await,
+        };
         if let Err(error) = fs.write_atomic(&path, bytes).await {
             // A failed write leaves the file system as it was: no new directories either.
             remove_created(fs, &created).await;
@@ -195,7 +223,7 @@ impl Tool for WriteTool {
             )));
         }
         session
-            .record_written_text(fs, &path, bytes, &args.content)
+            .record_written_text(fs, &path, bytes, &content)
             .await;
         let written_in = (encoding != TextEncoding::utf8()).then(|| encoding.describe());
         let mut text = messages::wrote(bytes.len(), raw, written_in.as_deref());
@@ -244,6 +272,8 @@ struct Existing {
     /// Its size and SHA-256 when it was read as a stream for the journal (it is
     /// journaled from its file, not from memory).
     streamed: Option<(u64, String)>,
+    /// The SHA-256 of the new content's UTF-8 bytes, computed meanwhile.
+    new_hash: Option<tokio::task::JoinHandle<String>>,
 }
 
 /// The checks before replacing an existing file, and what it is ([`Existing`]).
