@@ -31,8 +31,16 @@ use pith_env::{FileSystem, FsError, FsErrorKind};
 use serde::{Deserialize, Serialize};
 use tokio::sync::Mutex;
 
+mod hash;
+mod stream;
 pub(crate) mod undo;
 mod when;
+
+pub(crate) use hash::CheckpointedHash;
+pub(crate) use stream::Unread;
+#[cfg(unix)]
+use stream::same_bytes;
+use stream::{Samples, in_place};
 
 pub use undo::{
     EntryStatus, ListedEntry, UndoFile, UndoOptions, UndoOutcome, UndoReport, UndoSelector,
@@ -398,6 +406,9 @@ impl Journal {
             Before::Content(bytes) if bytes.len() as u64 > self.limits.file_bytes => {
                 Before::TooLarge(bytes.len() as u64)
             }
+            Before::Unread(unread) if unread.len > self.limits.file_bytes => {
+                Before::TooLarge(unread.len)
+            }
             other => other,
         };
         let before_state = match before {
@@ -412,9 +423,15 @@ impl Journal {
                     ),
                 }
             }
-            Before::Content(bytes) => {
-                let hash = before_hash.unwrap_or_else(|| pith_env::remote::sha256_hex(bytes));
-                let len = bytes.len() as u64;
+            Before::Content(_) | Before::Unread(_) => {
+                let (hash, len) = match before {
+                    Before::Unread(unread) => (unread.hash.to_owned(), unread.len),
+                    Before::Content(bytes) => (
+                        before_hash.unwrap_or_else(|| pith_env::remote::sha256_hex(bytes)),
+                        bytes.len() as u64,
+                    ),
+                    _ => (String::new(), 0),
+                };
                 let object = self.object(&hash);
                 let present = self.fs.metadata(&object).await.is_ok();
                 let need = if present { 0 } else { len } + ENTRY_ALLOWANCE;
@@ -433,23 +450,40 @@ impl Journal {
                             .evict(total + need - self.limits.total_bytes, &hash)
                             .await?;
                     }
+                    let mut stored = true;
                     if !present {
                         self.fs.create_dir_all(&self.objects()).await?;
-                        let linked = match source {
-                            Some((source, modified)) if self.hard_links => {
-                                self.link_object(source, modified, &object, bytes)
+                        stored = match before {
+                            Before::Unread(unread) => self.store_unread(unread, &object).await?,
+                            Before::Content(bytes) => {
+                                let linked = match source {
+                                    Some((source, modified)) if self.hard_links => self
+                                        .link_object(source, modified, &object, Samples::of(bytes)),
+                                    _ => false,
+                                };
+                                if !linked {
+                                    self.fs.write_atomic(&object, bytes).await?;
+                                }
+                                true
                             }
                             _ => false,
                         };
-                        if !linked {
-                            self.fs.write_atomic(&object, bytes).await?;
+                        if stored {
+                            total += len;
                         }
-                        total += len;
                     }
-                    FileState::Content {
-                        hash,
-                        len,
-                        stored: true,
+                    if stored {
+                        FileState::Content {
+                            hash,
+                            len,
+                            stored: true,
+                        }
+                    } else {
+                        note = Some(stream::changed_note(path));
+                        FileState::NotUndoable {
+                            len,
+                            reason: stream::changed_reason(),
+                        }
                     }
                 }
             }
@@ -490,12 +524,12 @@ impl Journal {
 
     /// Hard links need Unix here: a copy is written.
     #[cfg(not(unix))]
-    fn link_object(&self, _: &Path, _: SystemTime, _: &Path, _: &[u8]) -> bool {
+    fn link_object(&self, _: &Path, _: SystemTime, _: &Path, _: Samples<'_>) -> bool {
         false
     }
 
     /// Hard-links `source` to `object` when it is a regular file with no other
-    /// link that still is what the tool read (`bytes`, last modified at
+    /// link that still is what the tool read (`samples` of it, last modified at
     /// `modified`: the same size and time, and the same first and last bytes; see
     /// [`Journal::with_hard_links`]); whether it did. Any failure (another file
     /// system, permissions) is a `false`: the caller writes a copy.
@@ -505,7 +539,7 @@ impl Journal {
         source: &Path,
         modified: SystemTime,
         object: &Path,
-        bytes: &[u8],
+        samples: Samples<'_>,
     ) -> bool {
         let objects = self.objects();
         let link = || -> std::io::Result<bool> {
@@ -513,7 +547,7 @@ impl Journal {
             let metadata = std::fs::symlink_metadata(source)?;
             if !metadata.file_type().is_file()
                 || metadata.nlink() != 1
-                || metadata.len() != bytes.len() as u64
+                || metadata.len() != samples.len
                 || metadata.modified()? != modified
             {
                 return Ok(false);
@@ -525,7 +559,7 @@ impl Journal {
                 if (linked.dev(), linked.ino()) != (metadata.dev(), metadata.ino()) {
                     return Ok(false);
                 }
-                same_bytes(&temp, bytes)
+                same_bytes(&temp, samples)
             })();
             if !matches!(verified, Ok(true)) {
                 let _ = std::fs::remove_file(&temp);
@@ -635,8 +669,23 @@ pub(crate) async fn record_change(
     before: Before<'_>,
     after: Option<&[u8]>,
 ) -> Option<String> {
-    let journal = context.config.journal.as_ref()?;
+    context.config.journal.as_ref()?;
     let (before_hash, after) = hash_both(before, after);
+    record_hashed(context, tag, index, path, before, before_hash, after).await
+}
+
+/// [`record_change`] with the hashes computed already: `before_hash` of the
+/// previous content (`None`: computed here), `after` the new content's state.
+pub(crate) async fn record_hashed(
+    context: &crate::tool::ToolContext,
+    tag: &CallTag,
+    index: usize,
+    path: &Path,
+    before: Before<'_>,
+    before_hash: Option<String>,
+    after: FileState,
+) -> Option<String> {
+    let journal = context.config.journal.as_ref()?;
     let change = Change {
         tag,
         index,
@@ -658,7 +707,7 @@ const PARALLEL_HASH_BYTES: usize = 1 << 20;
 fn hash_both(before: Before<'_>, after: Option<&[u8]>) -> (Option<String>, FileState) {
     let old = match before {
         Before::Content(bytes) | Before::ContentAt(bytes, ..) => Some(bytes),
-        Before::Absent | Before::TooLarge(_) => None,
+        Before::Absent | Before::TooLarge(_) | Before::Unread(_) => None,
     };
     match (old, after) {
         (Some(old), Some(new))
@@ -695,41 +744,6 @@ pub(crate) async fn previous_content(
     }
 }
 
-/// Whether the file at `path` starts and ends with the bytes `bytes` starts and
-/// ends with (64 KiB of each; the size and time were compared already). A full
-/// comparison would read the file again; the journal checks every object's
-/// SHA-256 before an undo uses it, so a file that differs in between is never
-/// restored, only reported damaged.
-#[cfg(unix)]
-fn same_bytes(path: &Path, bytes: &[u8]) -> std::io::Result<bool> {
-    use std::os::unix::fs::FileExt;
-    const SAMPLE: usize = 64 * 1024;
-    let file = std::fs::File::open(path)?;
-    let mut buffer = vec![0; SAMPLE.min(bytes.len())];
-    for at in [0, bytes.len() - buffer.len()] {
-        file.read_exact_at(&mut buffer, at as u64)?;
-        if bytes.get(at..at + buffer.len()) != Some(&buffer[..]) {
-            return Ok(false);
-        }
-    }
-    Ok(true)
-}
-
-/// Runs blocking file-system calls from async code: in place on a
-/// multi-threaded runtime (the worker hands its other tasks on), directly
-/// otherwise (a current-thread runtime has nothing else to run meanwhile).
-#[cfg(unix)]
-fn in_place<T>(work: impl FnOnce() -> T) -> T {
-    use tokio::runtime::{Handle, RuntimeFlavor};
-    if Handle::try_current()
-        .is_ok_and(|handle| handle.runtime_flavor() == RuntimeFlavor::MultiThread)
-    {
-        tokio::task::block_in_place(work)
-    } else {
-        work()
-    }
-}
-
 /// One file's change, as [`Journal::record`] takes it.
 pub(crate) struct Change<'a> {
     pub(crate) tag: &'a CallTag,
@@ -757,6 +771,8 @@ pub(crate) enum Before<'a> {
     ContentAt(&'a [u8], &'a Path, SystemTime),
     /// It has this many bytes, too many to read for the journal.
     TooLarge(u64),
+    /// Its bytes are still in its file, hashed but not read whole (`write`).
+    Unread(Unread<'a>),
 }
 
 #[cfg(test)]

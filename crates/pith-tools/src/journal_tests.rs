@@ -241,3 +241,137 @@ async fn a_previous_content_still_in_its_file_is_hard_linked_not_copied() {
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
 }
+
+/// Records `path`'s current content as an unread previous content (hashed by
+/// streaming, as `write` does) and returns the note and the entry's `before`.
+async fn record_unread(journal: &Journal, fs: &dyn FileSystem, path: &Path) -> Recorded {
+    let metadata = fs.metadata(path).await.unwrap();
+    let survey = crate::textfile::survey(fs, path, false, true)
+        .await
+        .unwrap();
+    let hash = survey.sha256.unwrap();
+    journal
+        .record(Change {
+            tag: &tag(),
+            index: 0,
+            path,
+            before: Before::Unread(Unread {
+                fs,
+                path,
+                len: survey.len,
+                modified: metadata.modified,
+                hash: &hash,
+            }),
+            before_hash: None,
+            after: FileState::of(Some(b"new")),
+            undoes: Vec::new(),
+        })
+        .await
+}
+
+/// The last entry's stored previous content: checked to be `content`, its object's metadata.
+async fn last_object(journal: &Journal, content: &[u8]) -> std::fs::Metadata {
+    let entries = journal.entries().await.unwrap();
+    let Some(FileState::Content { hash, len, .. }) = entries.last().map(|e| e.before.clone())
+    else {
+        panic!("no content: {entries:?}");
+    };
+    assert_eq!(len, content.len() as u64);
+    assert!(journal.content(&hash).await.unwrap() == content);
+    std::fs::metadata(journal.object(&hash)).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unread_previous_content_is_linked_or_copied_in_chunks_and_restores_exactly() {
+    use std::os::unix::fs::MetadataExt;
+    let dir = tempfile::TempDir::new().unwrap();
+    let local: Arc<dyn FileSystem> = Arc::new(pith_env::LocalEnv::new());
+    let journal = Journal::new(local.clone(), dir.path().join("journal")).with_hard_links();
+    // 3 MiB and a bit: several chunks, a character cut at a chunk boundary.
+    let content: Vec<u8> = "é0123456789abcdef\n"
+        .repeat(180_000)
+        .into_bytes()
+        .into_iter()
+        .chain(*b"end")
+        .collect();
+    // A file with one link: its inode becomes the object.
+    let linked = dir.path().join("linked.txt");
+    std::fs::write(&linked, &content).unwrap();
+    assert_eq!(record_unread(&journal, &*local, &linked).await.note, None);
+    let object = last_object(&journal, &content).await;
+    assert_eq!(object.ino(), std::fs::metadata(&linked).unwrap().ino());
+    std::fs::remove_file(journal.object(&pith_env::remote::sha256_hex(&content))).unwrap();
+    // A file with another link could change under the journal: a copy, in chunks.
+    std::fs::hard_link(&linked, dir.path().join("other-name.txt")).unwrap();
+    assert_eq!(record_unread(&journal, &*local, &linked).await.note, None);
+    let object = last_object(&journal, &content).await;
+    assert_ne!(object.ino(), std::fs::metadata(&linked).unwrap().ino());
+    assert_eq!(object.nlink(), 1);
+    // No temp files are left behind.
+    let leftovers: Vec<_> = std::fs::read_dir(dir.path().join("journal/objects"))
+        .unwrap()
+        .filter_map(|entry| entry.ok())
+        .filter(|entry| entry.file_name().to_string_lossy().starts_with('.'))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unread_content_that_changed_after_it_was_hashed_is_not_undoable() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let local: Arc<dyn FileSystem> = Arc::new(pith_env::LocalEnv::new());
+    let journal = Journal::new(local.clone(), dir.path().join("journal")).with_hard_links();
+    let path = dir.path().join("moving.txt");
+    std::fs::write(&path, "hashed content\n".repeat(10_000)).unwrap();
+    let metadata = local.metadata(&path).await.unwrap();
+    let survey = crate::textfile::survey(&*local, &path, false, true)
+        .await
+        .unwrap();
+    // Changed in place after the hash, to another content of the same size.
+    std::fs::write(&path, "HASHED content\n".repeat(10_000)).unwrap();
+    let recorded = journal
+        .record(Change {
+            tag: &tag(),
+            index: 0,
+            path: &path,
+            before: Before::Unread(Unread {
+                fs: &*local,
+                path: &path,
+                len: survey.len,
+                modified: metadata.modified,
+                hash: &survey.sha256.unwrap(),
+            }),
+            before_hash: None,
+            after: FileState::of(Some(b"new")),
+            undoes: Vec::new(),
+        })
+        .await;
+    let note = recorded.note.unwrap();
+    assert!(
+        note.contains("changed while its previous content"),
+        "{note}"
+    );
+    assert!(matches!(
+        journal.entries().await.unwrap()[0].before,
+        FileState::NotUndoable { .. }
+    ));
+    let objects: Vec<_> = std::fs::read_dir(dir.path().join("journal/objects"))
+        .unwrap()
+        .collect();
+    assert!(objects.is_empty(), "{objects:?}");
+}
+
+#[tokio::test]
+async fn an_unread_content_in_a_journal_without_links_is_stored_whole_and_checked() {
+    let (fs, journal) = journal(JournalLimits::default());
+    let path = Path::new("/w/big.txt");
+    fs.create_dir_all(Path::new("/w")).await.unwrap();
+    let content = "line of text\n".repeat(200_000);
+    fs.write_atomic(path, content.as_bytes()).await.unwrap();
+    assert_eq!(record_unread(&journal, &*fs, path).await.note, None);
+    let entries = journal.entries().await.unwrap();
+    let FileState::Content { hash, .. } = &entries[0].before else {
+        panic!("no content");
+    };
+    assert!(journal.content(hash).await.unwrap() == content.as_bytes());
+}

@@ -10,14 +10,17 @@
 //!   the changed lines identical ([`pith_text::encode_edited`]), replaces the file
 //!   atomically and records what the session now knows of it.
 //! - [`encode_new`]: the bytes for a whole new content in a given encoding (`write`).
+//! - [`survey`]: one streaming pass over a file about to be replaced whole (`write`):
+//!   whether it is UTF-8, and its fingerprint and SHA-256 when asked, in bounded memory.
 //!
 //! Call them inside the file's mutation-queue turn, after the hooks authorised the call.
 
 use std::borrow::Cow;
 use std::path::Path;
 
-use pith_env::FileSystem;
+use pith_env::{FileSystem, FsError};
 use pith_text::{EncodeError, NotText, TextEncoding};
+use sha2::Digest;
 
 use crate::messages::textfile as messages;
 use crate::paths::describe_fs_error;
@@ -230,5 +233,158 @@ pub(crate) fn encoding_note(encoding: TextEncoding) -> String {
         String::new()
     } else {
         messages::encoding_note(&encoding.describe())
+    }
+}
+
+/// What [`survey`] learnt of a file in one streaming pass.
+#[derive(Debug)]
+pub(crate) struct Survey {
+    /// The whole file is UTF-8 (a BOM included).
+    pub(crate) utf8: bool,
+    /// Its bytes.
+    pub(crate) len: u64,
+    /// The session's content fingerprint, when asked for.
+    pub(crate) fingerprint: Option<crate::session::Fingerprint>,
+    /// Lowercase hex SHA-256, when asked for (the journal's name for the content).
+    pub(crate) sha256: Option<String>,
+}
+
+/// Bytes read at a time by [`survey`] (what it holds, besides the reader's own buffer).
+const SURVEY_CHUNK: usize = 256 * 1024;
+
+/// Reads the file at `path` once, in 256 KiB chunks, checking that it is UTF-8 and
+/// computing the session's fingerprint (`fingerprint`) and the SHA-256 (`sha256`) of
+/// its bytes: what `write` needs of a file it replaces, without holding the file (the
+/// two hashes run on two threads).
+///
+/// # Errors
+///
+/// The file cannot be opened or read.
+pub(crate) async fn survey(
+    fs: &dyn FileSystem,
+    path: &Path,
+    fingerprint: bool,
+    sha256: bool,
+) -> Result<Survey, FsError> {
+    let mut reader = fs.open(path).await?;
+    let mut buf = vec![0_u8; SURVEY_CHUNK];
+    // Bytes of a character cut by the end of the previous chunk (at most 3).
+    let mut carry = 0;
+    let mut utf8 = true;
+    let mut len = 0_u64;
+    let mut content = fingerprint.then(crate::session::ContentHasher::new);
+    let mut sha = sha256.then(sha2::Sha256::new);
+    loop {
+        let read = reader.read_chunk(&mut buf[carry..]).await?;
+        if read == 0 {
+            utf8 &= carry == 0;
+            break;
+        }
+        let chunk = &buf[carry..carry + read];
+        len += read as u64;
+        let check = |utf8: bool| -> Option<usize> {
+            if !utf8 {
+                return None;
+            }
+            let text = &buf[..carry + read];
+            match std::str::from_utf8(text) {
+                Ok(_) => Some(0),
+                // A character cut at the end of the chunk: checked with the next one.
+                Err(error) if error.error_len().is_none() => Some(text.len() - error.valid_up_to()),
+                Err(_) => None,
+            }
+        };
+        let next = match &mut sha {
+            Some(sha) if chunk.len() >= 64 * 1024 => std::thread::scope(|scope| {
+                let hashing = scope.spawn(|| sha.update(chunk));
+                if let Some(content) = &mut content {
+                    content.update(chunk);
+                }
+                let next = check(utf8);
+                if let Err(panic) = hashing.join() {
+                    std::panic::resume_unwind(panic);
+                }
+                next
+            }),
+            _ => {
+                if let Some(sha) = &mut sha {
+                    sha.update(chunk);
+                }
+                if let Some(content) = &mut content {
+                    content.update(chunk);
+                }
+                check(utf8)
+            }
+        };
+        match next {
+            Some(cut) => {
+                let end = carry + read;
+                buf.copy_within(end - cut..end, 0);
+                carry = cut;
+            }
+            None => {
+                utf8 = false;
+                carry = 0;
+            }
+        }
+    }
+    Ok(Survey {
+        utf8,
+        len,
+        fingerprint: content.map(|content| content.finish()),
+        sha256: sha.map(|sha| hex(&sha.finalize())),
+    })
+}
+
+/// Lowercase hex of `bytes`.
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    bytes
+        .iter()
+        .fold(String::with_capacity(bytes.len() * 2), |mut hex, byte| {
+            let _ = write!(hex, "{byte:02x}");
+            hex
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use pith_env::{FileSystem, MemoryEnv};
+
+    use super::survey;
+    use crate::session::Fingerprint;
+
+    async fn surveyed(bytes: &[u8]) -> super::Survey {
+        let fs = MemoryEnv::new();
+        fs.create_dir_all(Path::new("/w")).await.unwrap();
+        fs.write_atomic(Path::new("/w/f"), bytes).await.unwrap();
+        survey(&fs, Path::new("/w/f"), true, true).await.unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_survey_checks_utf8_across_chunks_and_hashes_like_the_whole() {
+        // "é" cut by the first 1 MiB chunk's end, a 4-byte character by the second's.
+        let mut bytes = vec![b'a'; (1 << 20) - 1];
+        bytes.extend_from_slice("é".as_bytes());
+        bytes.resize((2 << 20) - 2, b'b');
+        bytes.extend_from_slice("🦀 end\n".as_bytes());
+        let text = surveyed(&bytes).await;
+        assert!(text.utf8);
+        assert_eq!(text.len, bytes.len() as u64);
+        assert_eq!(text.fingerprint, Some(Fingerprint::of(&bytes)));
+        assert_eq!(
+            text.sha256.as_deref(),
+            Some(&*pith_env::remote::sha256_hex(&bytes))
+        );
+        // A character cut by the end of the file, or a byte that is never UTF-8.
+        for bad in [
+            &bytes[..bytes.len() - 7],
+            &[b"ok \xff ok", &bytes[..]].concat(),
+        ] {
+            assert!(!surveyed(bad).await.utf8);
+        }
+        assert!(surveyed(b"").await.utf8);
     }
 }

@@ -328,3 +328,51 @@ fn a_50_mib_write_through_pith_call_holds_its_content_about_once() {
         size_kib / 1024
     );
 }
+
+#[test]
+fn a_50_mib_overwrite_journals_the_old_file_without_holding_it_and_undo_restores_it() {
+    let dir = TempDir::new().unwrap();
+    let work = std::fs::canonicalize(dir.path()).unwrap().join("work");
+    let state = dir.path().join("state");
+    std::fs::create_dir_all(&work).unwrap();
+    let run = |args: &[&str], input: Option<String>| {
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_pith"));
+        command
+            .args(args)
+            .arg("--cwd")
+            .arg(&work)
+            .env("XDG_STATE_HOME", &state);
+        let measured = run_measured_with_input(command, input.map(String::into_bytes));
+        assert!(measured.status.success(), "{}", measured.stdout_text());
+        measured
+    };
+    // The same process overwriting a small file: what pith needs besides the content.
+    std::fs::write(work.join("small.txt"), "old\n").unwrap();
+    let small = json!({"path": "small.txt", "content": "new\n"}).to_string();
+    let baseline_kib = run(&["call", "write", "-"], Some(small)).peak_kib;
+    // 50 MiB of 1 KiB lines, over a 50 MiB file of the same lines but the first.
+    let line = format!("let s = \"{}\";\t// é\n", "z".repeat(1006));
+    let lines = (50 << 20) / line.len();
+    let old = format!("{}{}", "the old first line\n", line.repeat(lines - 1));
+    std::fs::write(work.join("big.txt"), &old).unwrap();
+    let new = line.repeat(lines);
+    let json = json!({"path": "big.txt", "content": new}).to_string();
+    let measured = run(&["call", "write", "-"], Some(json));
+    // Undoable: no note says otherwise.
+    assert_eq!(
+        measured.stdout_text().trim_end(),
+        format!("Successfully wrote {} bytes to big.txt", new.len())
+    );
+    assert!(std::fs::read(work.join("big.txt")).unwrap() == new.as_bytes());
+    let size_kib = new.len() as u64 / 1024;
+    // Before: the old file was read whole for the journal (114 MiB for 50 MiB).
+    assert!(
+        measured.peak_kib <= baseline_kib + size_kib * 120 / 100,
+        "pith peaked at {} MiB (baseline {} MiB) overwriting {} MiB",
+        measured.peak_kib / 1024,
+        baseline_kib / 1024,
+        size_kib / 1024
+    );
+    run(&["undo"], None);
+    assert!(std::fs::read(work.join("big.txt")).unwrap() == old.as_bytes());
+}

@@ -15,18 +15,21 @@ use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
 use super::{Describe, define};
-use crate::journal::{self, Before, CallTag};
+use crate::journal::{self, Before, CallTag, FileState, Unread};
 use crate::messages::write as messages;
 use crate::paths::describe_fs_error;
 use crate::session::OverwritePolicy;
 use crate::stale;
-use crate::textfile::encode_new;
+use crate::textfile::{encode_new, survey};
 use crate::tool::{
     QueueUse, Tool, ToolAnnotations, ToolContext, ToolDefinition, ToolError, ToolOutput,
 };
 
 /// Existing files up to this size are read to keep their encoding and check staleness.
 const LOAD_MAX_BYTES: u64 = 64 << 20;
+/// Existing files larger than this are read as a stream rather than whole (see
+/// [`check_overwrite`]): a UTF-8 file is never held, not even for the journal.
+const STREAM_MIN_BYTES: u64 = 1 << 20;
 
 /// Arguments of `write`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -86,6 +89,7 @@ impl Tool for WriteTool {
         cancel: CancellationToken,
     ) -> Result<ToolOutput, ToolError> {
         let path = context.resolve_target(&args.path)?;
+        let content = std::sync::Arc::new(args.content);
         let fs = &**context.write_fs();
         let session = &context.session;
         let policy = context.config.overwrite_policy;
@@ -98,8 +102,9 @@ impl Tool for WriteTool {
             ),
             None => None,
         };
-        // The encoding of the file being replaced, when it is not UTF-8.
-        let mut existing = None;
+        // What the file being replaced is: its encoding and modification time, its
+        // SHA-256 when it was streamed.
+        let mut existing = Existing::default();
         match fs.metadata(&path).await {
             Ok(metadata) if metadata.is_dir() => {
                 return Err(ToolError::new(messages::directory(raw, path.display())));
@@ -114,7 +119,20 @@ impl Tool for WriteTool {
                 }
             }
             Ok(metadata) => {
+                // The journal's hash of the new content runs while the old file is read.
+                if metadata.len > STREAM_MIN_BYTES
+                    && content.len() as u64 > STREAM_MIN_BYTES
+                    && context.config.journal.is_some()
+                {
+                    let content = std::sync::Arc::clone(&content);
+                    existing.new_hash = Some(tokio::task::spawn_blocking(move || {
+                        pith_env::remote::sha256_hex(content.as_bytes())
+                    }));
+                }
+                let new_hash = existing.new_hash.take();
                 existing = check_overwrite(context, fs, &path, raw, &metadata, policy).await?;
+                existing.new_hash = new_hash;
+                existing.modified = metadata.modified;
             }
             Err(error) if error.kind == FsErrorKind::NotFound => {}
             Err(error) if error.kind == FsErrorKind::NotADirectory => {
@@ -151,24 +169,51 @@ impl Tool for WriteTool {
             remove_created(fs, &created).await;
             return Err(error);
         }
-        let encoding = encoding.or(existing).unwrap_or_else(TextEncoding::utf8);
-        let bytes = match encode_new(&args.content, encoding, raw) {
+        let encoding = encoding
+            .or(existing.encoding)
+            .unwrap_or_else(TextEncoding::utf8);
+        let bytes = match encode_new(&content, encoding, raw) {
             Ok(bytes) => bytes,
             Err(error) => {
                 remove_created(fs, &created).await;
                 return Err(error);
             }
         };
+        // The hash computed beside the read is of the content's UTF-8 bytes.
+        let after_hash = match (existing.new_hash.take(), &bytes) {
+            (Some(hashing), std::borrow::Cow::Borrowed(_)) => hashing.await.ok(),
+            _ => None,
+        };
         let bytes = &*bytes;
         // Journaled (and fsynced) before the rename makes the new content visible.
-        let previous = journal::previous_content(context, fs, &path).await;
-        let before = match &previous {
-            Ok(Some(old)) => Before::Content(old),
-            Ok(None) => Before::Absent,
-            Err(len) => Before::TooLarge(*len),
+        let previous = match &existing.streamed {
+            Some(_) => Ok(None),
+            None => journal::previous_content(context, fs, &path).await,
+        };
+        let before = match (&existing.streamed, &previous) {
+            (Some((len, hash)), _) => Before::Unread(Unread {
+                fs,
+                path: &path,
+                len: *len,
+                modified: existing.modified,
+                hash,
+            }),
+            (None, Ok(Some(old))) => Before::Content(old),
+            (None, Ok(None)) => Before::Absent,
+            (None, Err(len)) => Before::TooLarge(*len),
         };
         let tag = CallTag::new("write", &context.group);
-        let note = journal::record_change(context, &tag, 0, &path, before, Some(bytes)).await;
+        let note = match after_hash {
+            Some(hash) => {
+                let after = FileState::Content {
+                    hash,
+                    len: bytes.len() as u64,
+                    stored: false,
+                };
+                journal::record_hashed(context, &tag, 0, &path, before, None, after).await
+            }
+            None => journal::record_change(context, &tag, 0, &path, before, Some(bytes)).await,
+        };
         if let Err(error) = fs.write_atomic(&path, bytes).await {
             // A failed write leaves the file system as it was: no new directories either.
             remove_created(fs, &created).await;
@@ -178,7 +223,7 @@ impl Tool for WriteTool {
             )));
         }
         session
-            .record_written_text(fs, &path, bytes, &args.content)
+            .record_written_text(fs, &path, bytes, &content)
             .await;
         let written_in = (encoding != TextEncoding::utf8()).then(|| encoding.describe());
         let mut text = messages::wrote(bytes.len(), raw, written_in.as_deref());
@@ -217,10 +262,28 @@ pub(crate) async fn remove_created(fs: &dyn FileSystem, created: &[PathBuf]) {
     }
 }
 
-/// The checks before replacing an existing file, and its encoding when it is not
-/// UTF-8 (kept unless the call names one). [`OverwritePolicy::RequireRead`]: the session
-/// must have read the file. Then, when the session saw it (and the policy requires a read
-/// or the staleness check is on), its content must be what the session saw.
+/// What `write` learnt of the file it replaces.
+#[derive(Debug, Default)]
+struct Existing {
+    /// Its encoding, when it is not UTF-8 (kept unless the call names one).
+    encoding: Option<TextEncoding>,
+    /// Its modification time when it was checked.
+    modified: Option<std::time::SystemTime>,
+    /// Its size and SHA-256 when it was read as a stream for the journal (it is
+    /// journaled from its file, not from memory).
+    streamed: Option<(u64, String)>,
+    /// The SHA-256 of the new content's UTF-8 bytes, computed meanwhile.
+    new_hash: Option<tokio::task::JoinHandle<String>>,
+}
+
+/// The checks before replacing an existing file, and what it is ([`Existing`]).
+/// [`OverwritePolicy::RequireRead`]: the session must have read the file. Then, when the
+/// session saw it (and the policy requires a read or the staleness check is on), its
+/// content must be what the session saw.
+///
+/// A file over [`STREAM_MIN_BYTES`] is read once as a stream (UTF-8 check, fingerprint,
+/// the journal's SHA-256) and never held; only when it turns out not to be UTF-8, or to
+/// have changed, is it read whole (for its encoding, or to say which lines changed).
 async fn check_overwrite(
     context: &ToolContext,
     fs: &dyn FileSystem,
@@ -228,7 +291,7 @@ async fn check_overwrite(
     raw: &str,
     metadata: &Metadata,
     policy: OverwritePolicy,
-) -> Result<Option<TextEncoding>, ToolError> {
+) -> Result<Existing, ToolError> {
     let require = policy == OverwritePolicy::RequireRead;
     let not_read = || ToolError::new(messages::not_read(raw));
     let changed = |detail: String| ToolError::new(messages::changed_since_read(raw, &detail));
@@ -247,7 +310,34 @@ async fn check_overwrite(
                 .await
                 .map_err(|c| changed(c.detail))?;
         }
-        return Ok(None);
+        return Ok(Existing::default());
+    }
+    if metadata.len > STREAM_MIN_BYTES {
+        let journal = context
+            .config
+            .journal
+            .as_ref()
+            .is_some_and(|journal| metadata.len <= journal.limits().file_bytes);
+        let content = check.as_ref().is_some_and(|seen| {
+            matches!(
+                seen.fingerprint,
+                crate::session::Fingerprint::Content { .. }
+            )
+        });
+        let surveyed = survey(fs, path, content, journal)
+            .await
+            .map_err(|error| ToolError::new(describe_fs_error(&error)))?;
+        let fresh = match &check {
+            Some(seen) if content => surveyed.fingerprint == Some(seen.fingerprint),
+            Some(seen) => stale::compare_large(seen, fs, path, metadata).await.is_ok(),
+            None => true,
+        };
+        if surveyed.utf8 && fresh {
+            return Ok(Existing {
+                streamed: surveyed.sha256.map(|hash| (surveyed.len, hash)),
+                ..Existing::default()
+            });
+        }
     }
     let bytes = fs
         .read(path)
@@ -260,9 +350,12 @@ async fn check_overwrite(
             .await
             .map_err(|c| changed(c.detail))?;
     }
-    Ok(decoded
-        .map(|decoded| decoded.encoding)
-        .filter(|encoding| !encoding.is_utf8()))
+    Ok(Existing {
+        encoding: decoded
+            .map(|decoded| decoded.encoding)
+            .filter(|encoding| !encoding.is_utf8()),
+        ..Existing::default()
+    })
 }
 
 #[cfg(test)]

@@ -173,3 +173,68 @@ async fn keeps_the_encoding_of_the_file_it_replaces() {
     );
     assert_eq!(env.file("/work/fr.txt").unwrap(), b"\xe9t\xe9\n");
 }
+
+/// A file over the size `write` reads as a stream (1 MiB): 2 MiB of `line(n)`.
+fn two_mib(line: impl Fn(usize) -> String) -> String {
+    let mut out = String::new();
+    for n in 0.. {
+        if out.len() >= 2 << 20 {
+            break;
+        }
+        out.push_str(&line(n));
+    }
+    out
+}
+
+#[tokio::test]
+async fn a_streamed_overwrite_still_refuses_a_changed_file_and_names_the_lines() {
+    let old = two_mib(|n| format!("line {n:07} of the file\n"));
+    let env = MemoryEnv::with_files(&[("/work/big.txt", old.as_str())]);
+    let session = session(&env, OverwritePolicy::RequireRead);
+    session
+        .call("read", json!({"path": "big.txt"}), CallOptions::default())
+        .await;
+    // Line 50001 changes, the size stays.
+    let changed = old.replacen("line 0050000 of", "LINE 0050000 of", 1);
+    env.write_atomic(std::path::Path::new("/work/big.txt"), changed.as_bytes())
+        .await
+        .unwrap();
+    let write = json!({"path": "big.txt", "content": "mine\n"});
+    let refused = session
+        .call("write", write.clone(), CallOptions::default())
+        .await;
+    assert!(refused.is_error);
+    let text = refused.text_content();
+    assert!(text.contains("has changed since"), "{text}");
+    assert!(text.contains("50001"), "{text}");
+    assert!(env.file("/work/big.txt").unwrap() == changed.as_bytes());
+    session
+        .call("read", json!({"path": "big.txt"}), CallOptions::default())
+        .await;
+    let written = session.call("write", write, CallOptions::default()).await;
+    assert!(!written.is_error, "{}", written.text_content());
+    assert_eq!(env.file("/work/big.txt").unwrap(), b"mine\n");
+}
+
+#[tokio::test]
+async fn a_streamed_overwrite_keeps_a_legacy_encoding() {
+    let line = b"d\xe9j\xe0 vu, c\x92est la vie\n";
+    let old: Vec<u8> = line.repeat((2 << 20) / line.len() + 1);
+    let env = MemoryEnv::with_files(&[("/work/fr.txt", "")]);
+    env.write_atomic(std::path::Path::new("/work/fr.txt"), &old)
+        .await
+        .unwrap();
+    let session = session(&env, OverwritePolicy::Allow);
+    let result = session
+        .call(
+            "write",
+            json!({"path": "fr.txt", "content": "été\n"}),
+            CallOptions::default(),
+        )
+        .await;
+    assert_eq!(
+        result.text_content(),
+        "Successfully wrote 4 bytes to fr.txt in windows-1252"
+    );
+    assert_eq!(env.file("/work/fr.txt").unwrap(), b"\xe9t\xe9\n");
+}

@@ -8,7 +8,7 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use crate::details::EditDetails;
-use crate::journal::{self, Before, CallTag};
+use crate::journal::{self, Before, CallTag, CheckpointedHash, FileState};
 use crate::messages::edit::{self as messages, engine_error, fuzzy_note, replace_all_note};
 use crate::paths::{describe_fs_error, not_found_hint};
 use crate::session::{Fingerprint, WrittenHashes};
@@ -85,13 +85,33 @@ impl EditJob<'_> {
                 })?;
             }
         }
-        let outcome = apply_edits_borrowed(loaded.text(), &self.edits, &self.replace_all)
-            .map_err(|error| ToolError::new(engine_error(&error, raw, self.edits.len())))?;
+        // The journal's hash of the previous content runs beside the engine.
+        let journaled = self.context.config.journal.is_some();
+        let (old_hash, outcome) = beside(
+            || journaled.then(|| CheckpointedHash::of(loaded.bytes())),
+            || apply_edits_borrowed(loaded.text(), &self.edits, &self.replace_all),
+            journaled && loaded.bytes().len() >= PARALLEL_BYTES,
+        );
+        let outcome =
+            outcome.map_err(|error| ToolError::new(engine_error(&error, raw, self.edits.len())))?;
         let bytes = loaded.encode_edit(outcome.file_text(), raw, "edit")?;
         // Last check: once the atomic write starts it completes.
         aborted()?;
         let tag = CallTag::new("edit", &self.context.group);
-        let note = journal::record_change(
+        // The new content is hashed from its first changed byte on.
+        let (before_hash, after) = match &old_hash {
+            Some(old) => (
+                Some(old.hash().to_owned()),
+                FileState::Content {
+                    hash: old.hash_of_edit(loaded.bytes(), &bytes),
+                    len: bytes.len() as u64,
+                    stored: false,
+                },
+            ),
+            // No journal: nothing is recorded.
+            None => (None, FileState::Absent),
+        };
+        let note = journal::record_hashed(
             self.context,
             &tag,
             0,
@@ -100,27 +120,36 @@ impl EditJob<'_> {
                 Some(modified) => Before::ContentAt(loaded.bytes(), &self.path, modified),
                 None => Before::Content(loaded.bytes()),
             },
-            Some(&bytes),
+            before_hash,
+            after,
         )
         .await;
-        fs.write_atomic(&self.path, &bytes)
-            .await
-            .map_err(|error| self.failure(&error))?;
-        // The session's hashes of the new content and the diff, side by side.
-        let (hashes, (diff, patch)) = beside(
-            || WrittenHashes::of(&bytes, outcome.file_text()),
+        // The session's hashes of the new content and the diff, side by side, while
+        // the atomic write waits for the disk.
+        let parallel = bytes.len() >= PARALLEL_BYTES;
+        let (written, (hashes, (diff, patch))) = alongside(
+            fs.write_atomic(&self.path, &bytes),
             || {
-                let diff = display_diff(&outcome.old_content, &outcome.new_content, CONTEXT_LINES);
-                let patch = unified_patch(
-                    raw,
-                    &outcome.old_content,
-                    &outcome.new_content,
-                    CONTEXT_LINES,
-                );
-                (diff, patch)
+                beside(
+                    || WrittenHashes::of(&bytes, outcome.file_text()),
+                    || {
+                        let diff =
+                            display_diff(&outcome.old_content, &outcome.new_content, CONTEXT_LINES);
+                        let patch = unified_patch(
+                            raw,
+                            &outcome.old_content,
+                            &outcome.new_content,
+                            CONTEXT_LINES,
+                        );
+                        (diff, patch)
+                    },
+                    parallel,
+                )
             },
-            bytes.len() >= PARALLEL_BYTES,
-        );
+            parallel,
+        )
+        .await;
+        written.map_err(|error| self.failure(&error))?;
         self.context
             .session
             .record_written_hashes(fs, &self.path, &bytes, hashes)
@@ -209,6 +238,35 @@ impl EditJob<'_> {
 
 /// Files from which the session's hashes and the diff are computed on separate threads.
 const PARALLEL_BYTES: usize = 1 << 20;
+
+/// Awaits `future` (I/O: the atomic write and its fsyncs) while `work` (CPU) runs on
+/// another thread, when `parallel` and the runtime has worker threads (the future then
+/// runs to completion in place, see [`tokio::task::block_in_place`]); otherwise
+/// one after the other, the future first.
+async fn alongside<T, A: Send>(
+    future: impl std::future::Future<Output = T>,
+    work: impl FnOnce() -> A + Send,
+    parallel: bool,
+) -> (T, A) {
+    use tokio::runtime::{Handle, RuntimeFlavor};
+    let handle = Handle::try_current()
+        .ok()
+        .filter(|handle| handle.runtime_flavor() == RuntimeFlavor::MultiThread);
+    let Some(handle) = handle.filter(|_| parallel) else {
+        let output = future.await;
+        return (output, work());
+    };
+    tokio::task::block_in_place(|| {
+        std::thread::scope(|scope| {
+            let worker = scope.spawn(work);
+            let output = handle.block_on(future);
+            match worker.join() {
+                Ok(done) => (output, done),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        })
+    })
+}
 
 /// Runs `first` and `second`, on two threads when `parallel` (CPU work over a large
 /// file's text: tens of milliseconds each for 20 MiB).

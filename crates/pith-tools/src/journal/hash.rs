@@ -1,0 +1,107 @@
+//! SHA-256 of a previous content with checkpoints, so the new content of an edit
+//! is hashed only from its first changed byte: the bytes before it are the same,
+//! and so is the hash state after them. A change in the middle of a 20 MiB file
+//! hashes 10 MiB of new content, not 20.
+
+use sha2::Digest;
+
+/// Bytes between checkpoints.
+const SPACING: usize = 1 << 20;
+/// Bytes compared at a time when looking for the first change.
+const COMPARED: usize = 64 * 1024;
+
+/// The SHA-256 of a content and the hash state every 1 MiB into it.
+#[derive(Clone)]
+pub(crate) struct CheckpointedHash {
+    hash: String,
+    /// `(offset, state after the bytes before offset)`, ascending, from offset 0.
+    marks: Vec<(usize, sha2::Sha256)>,
+}
+
+impl CheckpointedHash {
+    /// Hashes `bytes`, keeping a checkpoint every [`SPACING`] bytes.
+    pub(crate) fn of(bytes: &[u8]) -> CheckpointedHash {
+        let mut sha = sha2::Sha256::new();
+        let mut marks = Vec::with_capacity(bytes.len() / SPACING + 1);
+        for (index, chunk) in bytes.chunks(SPACING).enumerate() {
+            marks.push((index * SPACING, sha.clone()));
+            sha.update(chunk);
+        }
+        if marks.is_empty() {
+            marks.push((0, sha.clone()));
+        }
+        CheckpointedHash {
+            hash: crate::textfile::hex(&sha.finalize()),
+            marks,
+        }
+    }
+
+    /// The content's SHA-256 (lowercase hex).
+    pub(crate) fn hash(&self) -> &str {
+        &self.hash
+    }
+
+    /// The SHA-256 of `new`, an edit of `old` (the content this hashed): from the
+    /// last checkpoint before the first byte where they differ.
+    pub(crate) fn hash_of_edit(&self, old: &[u8], new: &[u8]) -> String {
+        let same = common_prefix(old, new);
+        let (at, state) = self
+            .marks
+            .iter()
+            .rev()
+            .find(|(at, _)| *at <= same)
+            .cloned()
+            .unwrap_or_else(|| (0, sha2::Sha256::new()));
+        let mut sha = state;
+        sha.update(new.get(at..).unwrap_or_default());
+        crate::textfile::hex(&sha.finalize())
+    }
+}
+
+/// How many leading bytes `a` and `b` share (compared 64 KiB at a time).
+fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+    let mut same = 0;
+    for (x, y) in a.chunks(COMPARED).zip(b.chunks(COMPARED)) {
+        if x == y {
+            same += x.len();
+            continue;
+        }
+        return same + x.iter().zip(y).take_while(|(x, y)| x == y).count();
+    }
+    same
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_hash_of_an_edit_is_the_hash_of_the_new_bytes_wherever_the_change_is() {
+        let old: Vec<u8> = (0..(3 << 20) + 12_345).map(|i| (i % 251) as u8).collect();
+        let hashed = CheckpointedHash::of(&old);
+        assert_eq!(hashed.hash(), pith_env::remote::sha256_hex(&old));
+        let edits = [
+            (0, 1, &b"X"[..]),
+            (SPACING - 1, SPACING + 1, b"cut"),
+            (2 * SPACING, 2 * SPACING, b"inserted at a checkpoint"),
+            (old.len() - 5, old.len(), b""),
+            (old.len(), old.len(), b"appended"),
+            (1_500_000, 2_600_000, b""),
+        ];
+        for (start, end, with) in edits {
+            let new = [&old[..start], with, &old[end..]].concat();
+            assert_eq!(
+                hashed.hash_of_edit(&old, &new),
+                pith_env::remote::sha256_hex(&new),
+                "{start}..{end}"
+            );
+        }
+        let empty = CheckpointedHash::of(b"");
+        assert_eq!(
+            empty.hash_of_edit(b"", b"a"),
+            pith_env::remote::sha256_hex(b"a")
+        );
+        assert_eq!(common_prefix(b"abc", b"abd"), 2);
+        assert_eq!(common_prefix(b"ab", b"abc"), 2);
+    }
+}
