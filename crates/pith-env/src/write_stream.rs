@@ -8,9 +8,10 @@ use tokio::sync::mpsc;
 use crate::{FsError, FsErrorKind};
 
 /// The bytes of a write, in chunks and in order, as they arrive from a
-/// [`WriteStreamSender`]; `size` bytes in all. The sender dropped before
-/// `size` bytes were sent means the write is abandoned (a lost connection, a
-/// cancelled call): the write fails and the file keeps its old bytes.
+/// [`WriteStreamSender`]; `size` bytes in all. The stream ends when the
+/// sender is dropped: dropped before `size` bytes were sent, the write is
+/// abandoned (a lost connection, a cancelled call) and fails; more than
+/// `size` bytes fail it too. Either way the file keeps its old bytes.
 #[derive(Debug)]
 pub struct WriteStream {
     size: u64,
@@ -54,9 +55,6 @@ impl WriteStream {
             bytes.extend_from_slice(&chunk);
             if bytes.len() as u64 > self.size {
                 return Err(overran(path, self.size));
-            }
-            if bytes.len() as u64 == self.size {
-                break;
             }
         }
         if (bytes.len() as u64) < self.size {

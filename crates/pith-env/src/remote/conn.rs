@@ -314,6 +314,14 @@ pub(super) async fn open(options: &RemoteOptions) -> Result<Arc<Conn>, RemoteErr
     };
     let tail = Arc::new(Mutex::new(Vec::new()));
     tokio::spawn(keep_tail(stderr, tail.clone()));
+    // Larger pipe buffers: fewer wake-ups per MiB of a write's data or a
+    // stream's chunks (best effort; the system may cap or refuse it).
+    {
+        use nix::fcntl::{FcntlArg, fcntl};
+        use std::os::fd::AsFd;
+        let _ = fcntl(stdin.as_fd(), FcntlArg::F_SETPIPE_SZ(1 << 20));
+        let _ = fcntl(stdout.as_fd(), FcntlArg::F_SETPIPE_SZ(1 << 20));
+    }
     let mut stdin = BufWriter::with_capacity(256 * 1024, stdin);
     let mut stdout = BufReader::with_capacity(256 * 1024, stdout);
 

@@ -278,7 +278,13 @@ where
             ToServer::Call { id, call } => match unwrap_views(call) {
                 (views, Call::WriteAtomic { path: target, len }) => {
                     let (sender, stream) = WriteStream::channel(len, STREAM_BUFFERED);
-                    tasks.spawn(stream_write(shared.clone(), id, views, path(target), stream));
+                    tasks.spawn(stream_write(
+                        shared.clone(),
+                        id,
+                        views,
+                        path(target),
+                        stream,
+                    ));
                     if len > 0 {
                         let sender = Some(sender);
                         let write = PendingWrite {
@@ -644,3 +650,7 @@ impl<F: FnMut(OutputStream, &[u8]) + Send> OutputSink for ExecSink<F> {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "server/stream_tests.rs"]
+mod stream_tests;

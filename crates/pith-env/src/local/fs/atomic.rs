@@ -129,7 +129,11 @@ fn existing(dir: BorrowedFd<'_>, name: &OsStr, path: &Path) -> Result<Option<rfs
 #[cfg(test)]
 fn write_named(path: &Path, contents: &[u8]) -> Result<(), FsError> {
     write_in_directory(path, &mut |temp, name, existing| {
-        temp.named(name, &mut |_, _, out| io::Write::write_all(out, contents), existing)
+        temp.named(
+            name,
+            &mut |_, _, out| io::Write::write_all(out, contents),
+            existing,
+        )
     })
 }
 
@@ -139,9 +143,11 @@ fn write_named(path: &Path, contents: &[u8]) -> Result<(), FsError> {
 fn write_unnamed(path: &Path, contents: &[u8]) -> Result<bool, FsError> {
     let mut written = false;
     write_in_directory(path, &mut |temp, name, existing| {
-        if let Some(temp_name) =
-            temp.unnamed(name, &mut |_, _, out| io::Write::write_all(out, contents), existing)?
-        {
+        if let Some(temp_name) = temp.unnamed(
+            name,
+            &mut |_, _, out| io::Write::write_all(out, contents),
+            existing,
+        )? {
             temp.rename(&temp_name, name)?;
             written = true;
         }

@@ -106,7 +106,13 @@ impl<'a> StreamFill<'a> {
                 unsynced = 0;
             }
         }
-        Ok(())
+        // The stream ends when its sender is gone; a byte more runs past.
+        match self.stream.blocking_next() {
+            Some(chunk) if !chunk.is_empty() => {
+                Err(stop(&mut self.problem, StreamProblem::Overran))
+            }
+            _ => Ok(()),
+        }
     }
 }
 
@@ -121,14 +127,13 @@ fn start_writeback(file: &File, offset: u64, len: u64) {
     // SAFETY: sync_file_range only reads its integer arguments; the fd is
     // open for the whole call (borrowed from `file`).
     let _ = unsafe {
-        libc::sync_file_range(
-            file.as_raw_fd(),
-            offset,
-            len,
-            libc::SYNC_FILE_RANGE_WRITE,
-        )
+        libc::sync_file_range(file.as_raw_fd(), offset, len, libc::SYNC_FILE_RANGE_WRITE)
     };
 }
 
 #[cfg(not(target_os = "linux"))]
 fn start_writeback(_: &File, _: u64, _: u64) {}
+
+#[cfg(test)]
+#[path = "writeback_tests.rs"]
+mod tests;
