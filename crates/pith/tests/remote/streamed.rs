@@ -88,12 +88,18 @@ async fn a_write_dropped_mid_stream_leaves_old_or_new_bytes_no_temp_file_and_cal
 /// connection serves on.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_full_far_disk_fails_the_write_clearly_and_leaves_the_old_file_and_no_temp_file() {
-    const TEST: &str = "a_full_far_disk_fails_the_write_clearly_and_leaves_the_old_file_and_no_temp_file";
+    const TEST: &str =
+        "a_full_far_disk_fails_the_write_clearly_and_leaves_the_old_file_and_no_temp_file";
     let dir = tempfile::tempdir().unwrap();
     let small = dir.path().join("small");
     std::fs::create_dir(&small).unwrap();
     let probe = std::process::Command::new("unshare")
-        .args(["-rm", "sh", "-c", "mount -t tmpfs -o size=4m pith-full \"$0\""])
+        .args([
+            "-rm",
+            "sh",
+            "-c",
+            "mount -t tmpfs -o size=4m pith-full \"$0\"",
+        ])
         .arg(&small)
         .output();
     if !probe.is_ok_and(|output| output.status.success()) {
@@ -121,7 +127,10 @@ async fn a_full_far_disk_fails_the_write_clearly_and_leaves_the_old_file_and_no_
     assert_eq!(remote.read(&path).await.unwrap(), b"old");
     assert_eq!(far_names(&remote, &small).await, ["f.bin"]);
     // The same connection writes what fits.
-    remote.write_atomic(&path, &vec![b'm'; 1 << 20]).await.unwrap();
+    remote
+        .write_atomic(&path, &vec![b'm'; 1 << 20])
+        .await
+        .unwrap();
     assert_eq!(remote.read(&path).await.unwrap().len(), 1 << 20);
     assert_eq!(far_names(&remote, &small).await, ["f.bin"]);
 }
