@@ -7,7 +7,7 @@ use std::time::SystemTime;
 
 use async_trait::async_trait;
 
-use crate::{FsError, WriteRules};
+use crate::{FsError, WriteRules, WriteStream};
 
 /// What a path is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -277,6 +277,19 @@ pub trait FileSystem: Send + Sync {
 
     /// Replaces (or creates) a file atomically. The parent directory must exist.
     async fn write_atomic(&self, path: &Path, contents: &[u8]) -> Result<(), FsError>;
+
+    /// Replaces (or creates) a file atomically, as [`write_atomic`](FileSystem::write_atomic)
+    /// does, with bytes that arrive while it is written: `LocalEnv` writes each
+    /// chunk into the temp file as it comes (and starts its writeback), so the
+    /// transfer, the page-cache copy and the disk overlap; the far side of a
+    /// remote connection writes this way. When the stream stops before
+    /// [`size`](WriteStream::size) bytes (its sender dropped) or runs past
+    /// them, the write fails and the file is untouched, no temp file left.
+    /// The default gathers the bytes and calls `write_atomic`.
+    async fn write_atomic_streamed(&self, path: &Path, stream: WriteStream) -> Result<(), FsError> {
+        let bytes = stream.gather(path).await?;
+        self.write_atomic(path, &bytes).await
+    }
 
     /// Replaces an existing file atomically, as [`write_atomic`](FileSystem::write_atomic)
     /// does, with its current bytes except that each splice's byte range is

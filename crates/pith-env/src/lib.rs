@@ -39,6 +39,7 @@ pub mod remote;
 mod sandbox;
 mod search;
 mod write_rules;
+mod write_stream;
 
 #[cfg(any(test, feature = "conformance"))]
 pub mod conformance;
@@ -60,6 +61,7 @@ pub use crate::search::{
     BinaryFile, FindEntry, FindOutput, FindRequest, GrepLine, GrepOutput, GrepRequest, Search,
 };
 pub use crate::write_rules::{ProtectGlob, WriteRules, git_reason};
+pub use crate::write_stream::{WriteStream, WriteStreamSender};
 
 /// Re-exported so callers can build the cancellation tokens the ports take.
 pub use tokio_util::sync::CancellationToken;

@@ -56,7 +56,12 @@ pub(crate) async fn run(config: BatchConfig, env: &Env) -> anyhow::Result<i32> {
             break;
         }
         number += 1;
-        let text = String::from_utf8_lossy(&line);
+        // `from_utf8` is the vectorised check; the lossy one walks a large
+        // argument (a 50 MiB write) several times slower.
+        let text = match std::str::from_utf8(&line) {
+            Ok(text) => std::borrow::Cow::Borrowed(text),
+            Err(_) => String::from_utf8_lossy(&line),
+        };
         if !text.trim().is_empty() {
             ready.push(match parse_line(&text, number) {
                 Ok(request) => start(&session, request, text_format),

@@ -6,6 +6,7 @@
 //! - `cli`: `--remote` on `call` and `batch` gives the same results as local;
 //!   installing the far pith (upload, cache, refusal, wrong checksum);
 //! - `faults`: the connection lost mid-write and mid-command, and reconnecting;
+//! - `streamed`: writes streamed into the far temp file: dropped mid-stream, a full far disk;
 //! - `env_exec`, `env_search`: pith-env's exec and search suites (the files
 //!   `crates/pith-env/tests/{exec,search}.rs`, included as they are) with a
 //!   RemoteEnv over `env` as the adapter ([`port`]).
@@ -21,6 +22,7 @@ mod faults;
 mod mcp;
 mod ports;
 mod ssh;
+mod streamed;
 
 use std::path::PathBuf;
 

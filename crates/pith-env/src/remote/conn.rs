@@ -68,6 +68,18 @@ impl Out {
     }
 }
 
+/// Marks the connection torn when dropped: held while a frame is written
+/// straight to the transport and forgotten once it is written, so a caller
+/// dropped in the middle of a frame marks it at once, and the next call
+/// reconnects instead of failing on it.
+struct TearOnDrop<'a>(&'a AtomicBool);
+
+impl Drop for TearOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Release);
+    }
+}
+
 /// One live connection: a transport process speaking the protocol.
 pub(super) struct Conn {
     pub(super) remote: String,
@@ -137,10 +149,12 @@ impl Conn {
             call,
         };
         let mut out = self.outgoing.lock().await;
+        let tear = TearOnDrop(&self.torn);
         let sent = match out.begin(&self.torn) {
             Some(stdin) => wire::write_frame(stdin, &message).await.is_ok(),
             None => false,
         };
+        std::mem::forget(tear);
         if !out.end(sent) {
             return Err(self.lost_message());
         }
@@ -175,11 +189,13 @@ impl Conn {
             let Some(stdin) = out.begin(&self.torn) else {
                 return Err(self.lost_message());
             };
+            let tear = TearOnDrop(&self.torn);
             let mut sent =
                 stdin.write_all(&head).await.is_ok() && stdin.write_all(chunk).await.is_ok();
             if index + 1 == last {
                 sent = sent && stdin.flush().await.is_ok();
             }
+            std::mem::forget(tear);
             if !out.end(sent) {
                 return Err(self.lost_message());
             }
@@ -314,6 +330,14 @@ pub(super) async fn open(options: &RemoteOptions) -> Result<Arc<Conn>, RemoteErr
     };
     let tail = Arc::new(Mutex::new(Vec::new()));
     tokio::spawn(keep_tail(stderr, tail.clone()));
+    // Larger pipe buffers: fewer wake-ups per MiB of a write's data or a
+    // stream's chunks (best effort; the system may cap or refuse it).
+    {
+        use nix::fcntl::{FcntlArg, fcntl};
+        use std::os::fd::AsFd;
+        let _ = fcntl(stdin.as_fd(), FcntlArg::F_SETPIPE_SZ(1 << 20));
+        let _ = fcntl(stdout.as_fd(), FcntlArg::F_SETPIPE_SZ(1 << 20));
+    }
     let mut stdin = BufWriter::with_capacity(256 * 1024, stdin);
     let mut stdout = BufReader::with_capacity(256 * 1024, stdout);
 

@@ -18,7 +18,7 @@ use self::incoming::{Incoming, read_incoming};
 use self::policy::{apply_floor, handshake};
 use crate::{
     Exec, FileSystem, FsError, FsErrorKind, LocalEnv, OutputLog, OutputSink, OutputStream,
-    ProcessInput, SandboxPolicy, Search,
+    ProcessInput, SandboxPolicy, Search, WriteStream, WriteStreamSender,
 };
 
 /// A request that is running: how to cancel it and, for streams, its credits.
@@ -58,14 +58,41 @@ enum Demand {
     Count(u64),
 }
 
-/// A write whose bytes are still arriving.
+/// A write whose bytes are still arriving: they go on to its task, which
+/// writes them into the temp file as they come.
 struct PendingWrite {
-    /// The views it runs in (see [`Call::Confined`]).
-    views: Vec<ViewWire>,
-    path: PathBuf,
     len: u64,
-    bytes: Vec<u8>,
+    /// How many bytes arrived so far.
+    received: u64,
+    /// Where the bytes go; `None` once the write's task stopped taking them
+    /// (it failed: the rest of its data is read and dropped).
+    sender: Option<WriteStreamSender>,
 }
+
+impl PendingWrite {
+    /// Passes `piece` on to the write's task (waiting while it is
+    /// [`STREAM_BUFFERED`] pieces behind).
+    async fn feed(&mut self, piece: Vec<u8>) {
+        self.received += piece.len() as u64;
+        if let Some(sender) = &self.sender
+            && sender.send(piece).await.is_err()
+        {
+            self.sender = None;
+        }
+    }
+
+    fn complete(&self) -> bool {
+        self.received >= self.len
+    }
+}
+
+/// How many bytes of a `Data` frame the far side reads before passing them
+/// on to the write's task (so the disk starts before a 4 MiB frame is in).
+const STREAM_PIECE: usize = 1 << 20;
+
+/// How many pieces may wait for a write's task: the connection's reading
+/// waits beyond that, so a write holds at most this many MiB here.
+const STREAM_BUFFERED: usize = 8;
 
 /// What the connection's tasks share.
 struct Shared {
@@ -181,7 +208,8 @@ impl Shared {
 /// Serves one connection: reads requests from `reader`, answers on `writer`,
 /// until `reader` ends. Then it kills every process tree it started, lets
 /// the writes whose bytes all arrived finish (a write still receiving its
-/// bytes is dropped: nothing was written), and returns.
+/// bytes fails: its temp file is removed and the file keeps its old bytes),
+/// and returns.
 ///
 /// Commands stream their output with backpressure, which blocks the reading
 /// task while the near side is behind: run this on a multi-threaded runtime.
@@ -237,12 +265,8 @@ where
         let message: ToServer = match read_incoming(&mut reader, &mut writes).await {
             Ok(Some(Incoming::Message(message))) => *message,
             Ok(Some(Incoming::Data(id))) => {
-                if writes
-                    .get(&id)
-                    .is_some_and(|write| write.bytes.len() as u64 >= write.len)
-                    && let Some(write) = writes.remove(&id)
-                {
-                    tasks.spawn(finish_write(shared.clone(), id, write));
+                if writes.get(&id).is_some_and(PendingWrite::complete) {
+                    writes.remove(&id);
                 }
                 continue;
             }
@@ -253,15 +277,21 @@ where
             ToServer::Hello(_) => {}
             ToServer::Call { id, call } => match unwrap_views(call) {
                 (views, Call::WriteAtomic { path: target, len }) => {
-                    let write = PendingWrite {
+                    let (sender, stream) = WriteStream::channel(len, STREAM_BUFFERED);
+                    tasks.spawn(stream_write(
+                        shared.clone(),
+                        id,
                         views,
-                        path: path(target),
-                        len,
-                        bytes: Vec::with_capacity(usize::try_from(len.min(1 << 30)).unwrap_or(0)),
-                    };
-                    if len == 0 {
-                        tasks.spawn(finish_write(shared.clone(), id, write));
-                    } else {
+                        path(target),
+                        stream,
+                    ));
+                    if len > 0 {
+                        let sender = Some(sender);
+                        let write = PendingWrite {
+                            len,
+                            received: 0,
+                            sender,
+                        };
                         writes.insert(id, write);
                     }
                 }
@@ -271,15 +301,11 @@ where
                 }
             },
             ToServer::Data { id, bytes } => {
-                let complete = match writes.get_mut(&id) {
-                    Some(write) => {
-                        write.bytes.extend_from_slice(&bytes);
-                        write.bytes.len() as u64 >= write.len
+                if let Some(write) = writes.get_mut(&id) {
+                    write.feed(bytes).await;
+                    if write.complete() {
+                        writes.remove(&id);
                     }
-                    None => false,
-                };
-                if complete && let Some(write) = writes.remove(&id) {
-                    tasks.spawn(finish_write(shared.clone(), id, write));
                 }
             }
             ToServer::Credit { id, chunks } => {
@@ -366,14 +392,23 @@ fn log_message(error: crate::ExecError) -> String {
     }
 }
 
-async fn finish_write(shared: Arc<Shared>, id: u64, write: PendingWrite) {
-    // Every byte arrived: the write runs to its end even if the connection
-    // drops now (LocalEnv's write is atomic: old bytes or new, no temp file).
-    let fs = match shared.ports(&write.views) {
+/// Writes the bytes of write `id` into its temp file as they arrive (see
+/// [`FileSystem::write_atomic_streamed`]). Once every byte arrived the write
+/// runs to its end even if the connection drops; a connection lost or a
+/// cancel before that ends the stream early: the write fails, its temp file
+/// is removed and the file keeps its old bytes.
+async fn stream_write(
+    shared: Arc<Shared>,
+    id: u64,
+    views: Vec<ViewWire>,
+    target: PathBuf,
+    stream: WriteStream,
+) {
+    let fs = match shared.ports(&views) {
         Ok(ports) => ports.fs,
-        Err(message) => return shared.reply(id, bad_view(&write.path, message)),
+        Err(message) => return shared.reply(id, bad_view(&target, message)),
     };
-    let reply = match fs.write_atomic(&write.path, &write.bytes).await {
+    let reply = match fs.write_atomic_streamed(&target, stream).await {
         Ok(()) => Reply::Unit,
         Err(error) => Reply::FsError(error.into()),
     };
@@ -615,3 +650,7 @@ impl<F: FnMut(OutputStream, &[u8]) + Send> OutputSink for ExecSink<F> {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "server/stream_tests.rs"]
+mod stream_tests;

@@ -8,7 +8,7 @@
 
 use std::ffi::OsStr;
 use std::fs::{self, File};
-use std::io::{self, Write};
+use std::io;
 use std::os::fd::{AsFd, BorrowedFd};
 use std::path::{Path, PathBuf};
 
@@ -18,7 +18,8 @@ use rustix::io::Errno;
 use super::kind::{kind_of_mode, mode_of, special_error, special_kind};
 use super::resolve::os_error;
 use super::temp::TempIn;
-use crate::{FileKind, FsError, FsErrorKind};
+use super::writeback::{self, StreamFill};
+use crate::{FileKind, FsError, FsErrorKind, WriteStream};
 
 /// Symlinks followed at most when writing through a chain of links (Linux's own limit).
 const MAX_SYMLINK_HOPS: usize = 40;
@@ -47,9 +48,25 @@ fn write_target(path: &Path) -> Result<PathBuf, FsError> {
 /// called a second time, on a fresh temp file, when the first way fails.
 pub(super) type Fill<'a> = &'a mut dyn FnMut(&mut File) -> io::Result<()>;
 
-/// Writes `contents` to `path` atomically; runs on the blocking pool.
+/// Writes `contents` to `path` atomically (large contents with early
+/// writeback, see [`super::writeback`]); runs on the blocking pool.
 pub(super) fn write_atomic_blocking(path: &Path, contents: &[u8]) -> Result<(), FsError> {
-    write_atomic_filled(path, &mut |file| file.write_all(contents))
+    write_atomic_filled(path, &mut |file| writeback::write_all(file, contents))
+}
+
+/// Writes the bytes of `stream` to `path` atomically as they arrive; runs on
+/// the blocking pool (it waits there for the chunks).
+pub(super) fn write_atomic_streamed_blocking(
+    path: &Path,
+    stream: &mut WriteStream,
+) -> Result<(), FsError> {
+    let size = stream.size();
+    let mut fill = StreamFill::new(stream);
+    let result = write_atomic_filled(path, &mut |file| fill.fill(file));
+    match fill.problem {
+        Some(problem) => Err(problem.error(path, size)),
+        None => result,
+    }
 }
 
 /// Replaces `path` atomically with what `fill` writes; runs on the blocking pool.
@@ -112,7 +129,11 @@ fn existing(dir: BorrowedFd<'_>, name: &OsStr, path: &Path) -> Result<Option<rfs
 #[cfg(test)]
 fn write_named(path: &Path, contents: &[u8]) -> Result<(), FsError> {
     write_in_directory(path, &mut |temp, name, existing| {
-        temp.named(name, &mut |_, _, out| out.write_all(contents), existing)
+        temp.named(
+            name,
+            &mut |_, _, out| io::Write::write_all(out, contents),
+            existing,
+        )
     })
 }
 
@@ -122,9 +143,11 @@ fn write_named(path: &Path, contents: &[u8]) -> Result<(), FsError> {
 fn write_unnamed(path: &Path, contents: &[u8]) -> Result<bool, FsError> {
     let mut written = false;
     write_in_directory(path, &mut |temp, name, existing| {
-        if let Some(temp_name) =
-            temp.unnamed(name, &mut |_, _, out| out.write_all(contents), existing)?
-        {
+        if let Some(temp_name) = temp.unnamed(
+            name,
+            &mut |_, _, out| io::Write::write_all(out, contents),
+            existing,
+        )? {
             temp.rename(&temp_name, name)?;
             written = true;
         }

@@ -34,7 +34,7 @@
 
 use std::ffi::OsStr;
 use std::fs::File;
-use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::io::{self, Read, Seek, SeekFrom};
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -49,11 +49,12 @@ use super::inline::fd_is_local;
 use super::kind::{convert, kind_of_mode, mode_of, special_error, special_kind};
 use super::resolve::{Found, Root, Walk, nearest_real, os_error, retry, walk};
 use super::temp::{Filler, TempIn};
+use super::writeback::StreamFill;
 use super::{LocalReader, blocking, blocking_with};
 use crate::fs::check_splices;
 use crate::{
     Confinement, DirEntry, FileKind, FileReader, FileSystem, FsError, FsErrorKind, Metadata,
-    Splice, WriteRules,
+    Splice, WriteRules, WriteStream,
 };
 
 const READ_FLAGS: OFlags = OFlags::RDONLY
@@ -434,7 +435,20 @@ impl Inner {
     }
 
     fn write_atomic(&self, path: &Path, contents: &[u8]) -> Result<(), FsError> {
-        self.write_with(path, false, &mut |_, _, out| out.write_all(contents))
+        self.write_with(path, false, &mut |_, _, out| {
+            super::writeback::write_all(out, contents)
+        })
+    }
+
+    /// [`Inner::write_atomic`] with bytes that arrive while it writes.
+    fn write_atomic_streamed(&self, path: &Path, stream: &mut WriteStream) -> Result<(), FsError> {
+        let size = stream.size();
+        let mut fill = StreamFill::new(stream);
+        let result = self.write_with(path, false, &mut |_, _, out| fill.fill(out));
+        match fill.problem {
+            Some(problem) => Err(problem.error(path, size)),
+            None => result,
+        }
     }
 
     /// Rewrites an existing file from its old bytes with `splices` applied, the
@@ -565,6 +579,17 @@ impl FileSystem for LocalBeneath {
         let owned = path.to_path_buf();
         blocking_with(path, contents, move |contents| {
             inner.write_atomic(&owned, contents)
+        })
+        .await
+    }
+
+    async fn write_atomic_streamed(
+        &self,
+        path: &Path,
+        mut stream: WriteStream,
+    ) -> Result<(), FsError> {
+        self.run(path, move |inner, path| {
+            inner.write_atomic_streamed(path, &mut stream)
         })
         .await
     }

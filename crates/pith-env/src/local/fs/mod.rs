@@ -33,6 +33,7 @@ mod resolve;
 mod splice;
 #[cfg(unix)]
 mod temp;
+mod writeback;
 
 use std::fs::{self, File};
 use std::io::{Read, Seek, SeekFrom};
@@ -410,6 +411,18 @@ impl FileSystem for LocalEnv {
         let owned = path.to_path_buf();
         blocking_with(path, contents, move |contents| {
             atomic::write_atomic_blocking(&owned, contents)
+        })
+        .await
+    }
+
+    async fn write_atomic_streamed(
+        &self,
+        path: &Path,
+        mut stream: crate::WriteStream,
+    ) -> Result<(), FsError> {
+        let owned = path.to_path_buf();
+        blocking(path, move || {
+            atomic::write_atomic_streamed_blocking(&owned, &mut stream)
         })
         .await
     }

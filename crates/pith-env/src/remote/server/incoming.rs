@@ -6,21 +6,22 @@ use std::io;
 
 use tokio::io::{AsyncRead, AsyncReadExt};
 
-use super::PendingWrite;
+use super::{PendingWrite, STREAM_PIECE};
 use crate::remote::wire::{self, ToServer};
 
 /// One frame read by [`read_incoming`].
 pub(super) enum Incoming {
     /// Any message but the `Data` of a write still receiving its bytes.
     Message(Box<ToServer>),
-    /// `Data` of write `id`, appended to its buffer already.
+    /// `Data` of write `id`, passed on to its task already.
     Data(u64),
 }
 
 /// Reads the next frame; `Ok(None)` at a clean end of stream (between
-/// frames). The body of a `Data` frame for a write in `writes` goes straight
-/// from the transport into that write's buffer (reserved for the whole write
-/// when it started), without a frame buffer or a decoded message between.
+/// frames). The body of a `Data` frame for a write in `writes` is read in
+/// pieces of [`STREAM_PIECE`] bytes, each passed on to the write's task as
+/// soon as it is in (the task writes it to the temp file meanwhile), without
+/// a frame buffer or a decoded message between.
 pub(super) async fn read_incoming<R: AsyncRead + Unpin>(
     reader: &mut R,
     writes: &mut HashMap<u64, PendingWrite>,
@@ -48,11 +49,25 @@ pub(super) async fn read_incoming<R: AsyncRead + Unpin>(
     if let Some((id, bytes, used)) = wire::parse_data_head(&head[..taken])
         && used as u64 + bytes == len as u64
         && let Some(write) = writes.get_mut(&id)
-        && write.bytes.len() as u64 + bytes <= write.len
     {
-        write.bytes.extend_from_slice(&head[used..taken]);
-        read_rest(reader, rest, &mut write.bytes).await?;
-        return Ok(Some(Incoming::Data(id)));
+        let mut piece = head[used..taken].to_vec();
+        let mut left = rest;
+        loop {
+            let more = (STREAM_PIECE - piece.len().min(STREAM_PIECE)) as u64;
+            let take = more.min(left);
+            read_rest(reader, take, &mut piece).await?;
+            left -= take;
+            if left == 0 || piece.len() >= STREAM_PIECE {
+                let full = std::mem::take(&mut piece);
+                if !full.is_empty() {
+                    write.feed(full).await;
+                }
+            }
+            if left == 0 {
+                return Ok(Some(Incoming::Data(id)));
+            }
+            piece.reserve_exact(STREAM_PIECE);
+        }
     }
     let mut body = Vec::with_capacity(len);
     body.extend_from_slice(&head[..taken]);
@@ -62,15 +77,20 @@ pub(super) async fn read_incoming<R: AsyncRead + Unpin>(
         .map_err(|error| io::Error::new(io::ErrorKind::InvalidData, error))
 }
 
-/// Appends exactly `count` more bytes from `reader` to `into`.
+/// Appends exactly `count` more bytes from `reader` to `into` (into its
+/// spare capacity first: no zeroing, no growth when it has room).
 async fn read_rest<R: AsyncRead + Unpin>(
     reader: &mut R,
     count: u64,
     into: &mut Vec<u8>,
 ) -> io::Result<()> {
-    let got = (&mut *reader).take(count).read_to_end(into).await?;
-    if (got as u64) < count {
-        return Err(io::ErrorKind::UnexpectedEof.into());
+    let target = into.len() as u64 + count;
+    into.reserve(usize::try_from(count).unwrap_or(usize::MAX));
+    while (into.len() as u64) < target {
+        let left = target - into.len() as u64;
+        if (&mut *reader).take(left).read_buf(into).await? == 0 {
+            return Err(io::ErrorKind::UnexpectedEof.into());
+        }
     }
     Ok(())
 }
