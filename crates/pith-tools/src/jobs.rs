@@ -421,7 +421,11 @@ impl Jobs {
         state.outcome = outcome.as_ref().ok().copied();
         state.ended_at = Some(Instant::now());
         state.input = None;
-        state.log = None;
+        if let Some(mut log) = state.log.take()
+            && let Err(error) = log.flush()
+        {
+            state.log_error = Some(error.to_string());
+        }
         let reported = state.reported;
         drop(state);
         job.bump();

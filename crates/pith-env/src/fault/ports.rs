@@ -244,6 +244,10 @@ impl OutputLog for FaultyOutputLog {
             }
         }
     }
+
+    fn flush(&mut self) -> Result<(), ExecError> {
+        self.inner.flush()
+    }
 }
 
 /// A [`Search`] that fails the operations its [`Faults`] select.
