@@ -175,22 +175,13 @@ pub struct ExecOutcome {
 ///
 /// Writes are synchronous so that they apply backpressure to the reading of
 /// the pipes inside an [`OutputSink`]; adapters keep them short (a local file
-/// write lands in the page cache; past a few MiB LocalEnv queues each chunk,
-/// a bounded queue, for a writer thread, so reading and writing overlap).
+/// write lands in the page cache).
 pub trait OutputLog: Send {
     /// Where the file is, as the environment's file system sees it.
     fn path(&self) -> &Path;
 
     /// Appends `bytes`. The error names the path.
     fn write_all(&mut self, bytes: &[u8]) -> Result<(), ExecError>;
-
-    /// Waits until every byte appended so far is in the file, and reports a
-    /// write failure not reported yet (an adapter may write in the
-    /// background, so `write_all` can report a failure late). Default: nothing
-    /// to wait for.
-    fn flush(&mut self) -> Result<(), ExecError> {
-        Ok(())
-    }
 }
 
 /// The process port.

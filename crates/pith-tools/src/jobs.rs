@@ -421,11 +421,7 @@ impl Jobs {
         state.outcome = outcome.as_ref().ok().copied();
         state.ended_at = Some(Instant::now());
         state.input = None;
-        if let Some(mut log) = state.log.take()
-            && let Err(error) = log.flush()
-        {
-            state.log_error = Some(error.to_string());
-        }
+        state.log = None;
         let reported = state.reported;
         drop(state);
         job.bump();

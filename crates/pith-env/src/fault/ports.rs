@@ -244,10 +244,6 @@ impl OutputLog for FaultyOutputLog {
             }
         }
     }
-
-    fn flush(&mut self) -> Result<(), ExecError> {
-        self.inner.flush()
-    }
 }
 
 /// A [`Search`] that fails the operations its [`Faults`] select.

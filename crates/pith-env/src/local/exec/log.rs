@@ -10,7 +10,6 @@ use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::{DirBuilderExt, FileExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::mpsc;
 use std::time::{Duration, SystemTime};
 
 use crate::{ExecError, OutputLog};
@@ -102,120 +101,8 @@ fn ensure_dir(dir: &Path) -> io::Result<()> {
     }
 }
 
-/// A log hands its writes to a thread of its own once it holds this much:
-/// reading the command's output and writing the log then overlap (the page
-/// cache copy of a write is as dear as everything else a chunk costs), while a
-/// small log, and every job that prints little, costs no thread.
-const THREAD_AFTER: u64 = 4 << 20;
-/// Chunks queued for the writer thread before `write_all` waits (backpressure).
-const QUEUE_DEPTH: usize = 8;
-
 /// A new file in a directory, written in order, capped on disk.
 pub(super) struct LocalOutputLog {
-    path: PathBuf,
-    writer: Writer,
-    /// Bytes written in the caller before a writer thread takes over.
-    thread_after: u64,
-}
-
-/// Who writes the file.
-enum Writer {
-    /// The caller, in `write_all`.
-    Inline(Ring),
-    /// A thread fed through a bounded queue; buffers come back for reuse.
-    Thread(Worker),
-    /// The writer thread failed; the error was reported and later writes are dropped.
-    Failed,
-}
-
-/// The writer thread and its queues.
-struct Worker {
-    queue: Option<mpsc::SyncSender<Vec<u8>>>,
-    recycled: mpsc::Receiver<Vec<u8>>,
-    /// The thread; it gives the ring back, or the first write error.
-    thread: Option<std::thread::JoinHandle<Result<Ring, ExecError>>>,
-}
-
-impl Worker {
-    /// Starts the thread with `ring`; gives the ring back when no thread can start.
-    fn start(ring: Ring) -> Result<Worker, Ring> {
-        let (queue, chunks) = mpsc::sync_channel::<Vec<u8>>(QUEUE_DEPTH);
-        let (give_back, recycled) = mpsc::channel::<Vec<u8>>();
-        // The ring is handed over only once the thread exists.
-        let (ring_in, ring_out) = mpsc::sync_channel::<Ring>(1);
-        let spawned = std::thread::Builder::new()
-            .name("pith-output-log".to_owned())
-            .spawn(move || {
-                let mut ring = ring_out
-                    .recv()
-                    .map_err(|_| ExecError::Io("the output log's writer got no file".to_owned()))?;
-                for chunk in chunks {
-                    // On an error the queue's receiver goes: the next send fails.
-                    ring.write(&chunk)?;
-                    let _ = give_back.send(chunk);
-                }
-                Ok(ring)
-            });
-        match spawned {
-            Ok(thread) => match ring_in.send(ring) {
-                Ok(()) => Ok(Worker {
-                    queue: Some(queue),
-                    recycled,
-                    thread: Some(thread),
-                }),
-                Err(mpsc::SendError(ring)) => Err(ring),
-            },
-            Err(_) => Err(ring),
-        }
-    }
-
-    /// Queues a copy of `bytes`; the error of an earlier write if the thread
-    /// stopped (then the thread is gone and its ring with it).
-    fn write(&mut self, bytes: &[u8]) -> Result<(), ExecError> {
-        let mut chunk = self
-            .recycled
-            .try_recv()
-            .unwrap_or_else(|_| Vec::with_capacity(bytes.len()));
-        chunk.clear();
-        chunk.extend_from_slice(bytes);
-        let sent = match &self.queue {
-            Some(queue) => queue.send(chunk).is_ok(),
-            None => false,
-        };
-        if sent {
-            return Ok(());
-        }
-        match self.finish() {
-            Ok(_) => Err(ExecError::Io("the output log's writer stopped".to_owned())),
-            Err(error) => Err(error),
-        }
-    }
-
-    /// Waits until everything queued is written; the ring back, or the first
-    /// write error.
-    fn finish(&mut self) -> Result<Ring, ExecError> {
-        self.queue = None;
-        match self.thread.take().map(std::thread::JoinHandle::join) {
-            Some(Ok(result)) => result,
-            Some(Err(_)) | None => Err(ExecError::Io("the output log's writer failed".to_owned())),
-        }
-    }
-}
-
-impl Drop for Worker {
-    fn drop(&mut self) {
-        // The ring comes back and is dropped here: a wrapped file is put in order.
-        if self.thread.is_some()
-            && let Err(error) = self.finish()
-        {
-            tracing::warn!("output log: {error}");
-        }
-    }
-}
-
-/// The file and where the next byte goes: the first half of the cap, then a
-/// ring holding the latest bytes.
-struct Ring {
     path: PathBuf,
     file: File,
     cap: u64,
@@ -241,7 +128,14 @@ impl LocalOutputLog {
                 .mode(0o600)
                 .open(&path)
             {
-                Ok(file) => return Ok(LocalOutputLog::new(path, file, cap)),
+                Ok(file) => {
+                    return Ok(LocalOutputLog {
+                        path,
+                        file,
+                        cap: cap.max(2),
+                        written: 0,
+                    });
+                }
                 Err(error) if error.kind() == io::ErrorKind::AlreadyExists && attempts < 8 => {
                     attempts += 1;
                 }
@@ -264,24 +158,14 @@ impl LocalOutputLog {
             .mode(0o600)
             .open(path)
             .map_err(|error| log_error(path, &error))?;
-        Ok(LocalOutputLog::new(path.to_path_buf(), file, OUTPUT_CAP))
+        Ok(LocalOutputLog {
+            path: path.to_path_buf(),
+            file,
+            cap: OUTPUT_CAP,
+            written: 0,
+        })
     }
 
-    fn new(path: PathBuf, file: File, cap: u64) -> LocalOutputLog {
-        LocalOutputLog {
-            writer: Writer::Inline(Ring {
-                path: path.clone(),
-                file,
-                cap: cap.max(2),
-                written: 0,
-            }),
-            path,
-            thread_after: THREAD_AFTER,
-        }
-    }
-}
-
-impl Ring {
     fn head(&self) -> u64 {
         self.cap / 2
     }
@@ -296,20 +180,6 @@ impl Ring {
         let ring = self.cap - head;
         let offset = head + (at - head) % ring;
         (offset, self.cap - offset)
-    }
-
-    fn write(&mut self, mut bytes: &[u8]) -> Result<(), ExecError> {
-        while !bytes.is_empty() {
-            let (offset, room) = self.place(self.written);
-            let n = bytes.len().min(usize::try_from(room).unwrap_or(usize::MAX));
-            let (now, rest) = bytes.split_at(n);
-            self.file
-                .write_all_at(now, offset)
-                .map_err(|error| log_error(&self.path, &error))?;
-            self.written += n as u64;
-            bytes = rest;
-        }
-        Ok(())
     }
 
     /// Rewrites a wrapped file as first part, notice, last part.
@@ -340,56 +210,32 @@ impl Ring {
     }
 }
 
-impl Drop for Ring {
-    fn drop(&mut self) {
-        if self.written > self.cap
-            && let Err(error) = self.unwrap_ring()
-        {
-            tracing::warn!("cannot finish {}: {error}", self.path.display());
-        }
-    }
-}
-
 impl OutputLog for LocalOutputLog {
     fn path(&self) -> &Path {
         &self.path
     }
 
-    fn write_all(&mut self, bytes: &[u8]) -> Result<(), ExecError> {
-        if let Writer::Inline(ring) = &self.writer
-            && ring.written >= self.thread_after
-            && let Writer::Inline(ring) = std::mem::replace(&mut self.writer, Writer::Failed)
-        {
-            // Past the threshold: the rest goes through a writer thread.
-            self.writer = match Worker::start(ring) {
-                Ok(worker) => Writer::Thread(worker),
-                Err(ring) => Writer::Inline(ring),
-            };
+    fn write_all(&mut self, mut bytes: &[u8]) -> Result<(), ExecError> {
+        while !bytes.is_empty() {
+            let (offset, room) = self.place(self.written);
+            let n = bytes.len().min(usize::try_from(room).unwrap_or(usize::MAX));
+            let (now, rest) = bytes.split_at(n);
+            self.file
+                .write_all_at(now, offset)
+                .map_err(|error| log_error(&self.path, &error))?;
+            self.written += n as u64;
+            bytes = rest;
         }
-        let written = match &mut self.writer {
-            Writer::Inline(ring) => return ring.write(bytes),
-            Writer::Thread(worker) => worker.write(bytes),
-            Writer::Failed => return Ok(()),
-        };
-        if written.is_err() {
-            self.writer = Writer::Failed;
-        }
-        written
+        Ok(())
     }
+}
 
-    fn flush(&mut self) -> Result<(), ExecError> {
-        let Writer::Thread(worker) = &mut self.writer else {
-            return Ok(());
-        };
-        match worker.finish() {
-            Ok(ring) => {
-                self.writer = Writer::Inline(ring);
-                Ok(())
-            }
-            Err(error) => {
-                self.writer = Writer::Failed;
-                Err(error)
-            }
+impl Drop for LocalOutputLog {
+    fn drop(&mut self) {
+        if self.written > self.cap
+            && let Err(error) = self.unwrap_ring()
+        {
+            tracing::warn!("cannot finish {}: {error}", self.path.display());
         }
     }
 }
@@ -448,66 +294,6 @@ mod tests {
         log.write_all(b"world").unwrap();
         drop(log);
         assert_eq!(std::fs::read_to_string(path).unwrap(), "hello world");
-    }
-
-    /// A log whose writes go through the writer thread after `thread_after` bytes.
-    fn threaded(dir: &Path, cap: u64, thread_after: u64) -> LocalOutputLog {
-        let mut log = LocalOutputLog::with_cap(dir, "pith-bash-", cap).unwrap();
-        log.thread_after = thread_after;
-        log
-    }
-
-    #[test]
-    fn a_log_written_through_its_thread_is_byte_identical() {
-        let dir = tempfile::TempDir::new().unwrap();
-        let mut log = threaded(dir.path(), 1 << 30, 100);
-        let path = log.path().to_path_buf();
-        let mut expected = Vec::new();
-        for index in 0..2000u32 {
-            let chunk: Vec<u8> = (0..(index * 37 % 5000))
-                .map(|at| (at ^ index) as u8)
-                .collect();
-            log.write_all(&chunk).unwrap();
-            expected.extend_from_slice(&chunk);
-        }
-        assert!(matches!(log.writer, Writer::Thread(_)));
-        log.flush().unwrap();
-        assert_eq!(std::fs::read(&path).unwrap(), expected);
-        // Writing goes on after a flush, through a new thread.
-        log.write_all(b"more").unwrap();
-        expected.extend_from_slice(b"more");
-        drop(log);
-        assert_eq!(std::fs::read(&path).unwrap(), expected);
-    }
-
-    #[test]
-    fn a_capped_log_written_through_its_thread_keeps_the_first_and_last_part() {
-        let dir = tempfile::TempDir::new().unwrap();
-        let mut log = threaded(dir.path(), 10, 4);
-        let path = log.path().to_path_buf();
-        for chunk in [&b"abc"[..], b"defgh", b"ijklmnop", b"qrstuvwxyz"] {
-            log.write_all(chunk).unwrap();
-        }
-        drop(log);
-        let text = std::fs::read_to_string(&path).unwrap();
-        assert!(text.starts_with("abcde\n\n[pith: "), "{text}");
-        assert!(text.ends_with("]\n\nvwxyz"), "{text}");
-    }
-
-    #[test]
-    fn a_write_failure_in_the_thread_is_reported_by_flush() {
-        let dir = tempfile::TempDir::new().unwrap();
-        let path = dir.path().join("pith-bash-readonly.log");
-        std::fs::write(&path, "").unwrap();
-        let file = File::open(&path).unwrap();
-        let mut log = LocalOutputLog::new(path.clone(), file, 1 << 20);
-        log.thread_after = 0;
-        log.write_all(b"lost").unwrap();
-        let error = log.flush().unwrap_err().to_string();
-        assert!(error.contains("pith-bash-readonly.log"), "{error}");
-        // Later writes are dropped, not reported again.
-        log.write_all(b"more").unwrap();
-        log.flush().unwrap();
     }
 
     #[test]

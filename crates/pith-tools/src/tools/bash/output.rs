@@ -210,17 +210,11 @@ impl OutputAccumulator {
         }
     }
 
-    /// Ends the stream (an incomplete character at the end becomes U+FFFD);
-    /// waits until the full-output file has every byte.
+    /// Ends the stream (an incomplete character at the end becomes U+FFFD).
     pub(crate) fn finish(&mut self) {
         let start = self.tail.len();
         self.decoder.finish(&mut self.tail);
         self.count(start);
-        if let Spill::Open(log) = &mut self.spill
-            && let Err(error) = log.flush()
-        {
-            self.spill = Spill::Failed(spill_error(error));
-        }
     }
 
     fn write_raw(&mut self, bytes: &[u8]) {
