@@ -320,7 +320,11 @@ mod tests {
             text.push_str("last line, an exception");
             let mut signals = SignalLines::default();
             let newlines = signals.offer_text(&text, 7, 9);
-            assert_eq!(newlines as usize, text.matches('\n').count(), "shift {shift}");
+            assert_eq!(
+                newlines as usize,
+                text.matches('\n').count(),
+                "shift {shift}"
+            );
             let found: Vec<SignalLine> = signals.lines().into_iter().cloned().collect();
             assert_eq!(found, offered_each(&text, 7, 9), "shift {shift}");
             assert!(

@@ -290,7 +290,11 @@ impl OutputAccumulator {
 
     /// Counts the newlines of the tail not counted yet.
     fn count_tail(&mut self) {
-        let fresh = self.tail.as_bytes().get(self.counted_to..).unwrap_or_default();
+        let fresh = self
+            .tail
+            .as_bytes()
+            .get(self.counted_to..)
+            .unwrap_or_default();
         self.tail_newlines += memchr::memchr_iter(b'\n', fresh).count() as u64;
         self.counted_to = self.tail.len();
     }

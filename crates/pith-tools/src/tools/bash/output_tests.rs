@@ -189,7 +189,7 @@ fn uneven_chunks_keep_every_count_and_find_signal_words_split_between_chunks() {
     let mut line = 0u64;
     while text.len() < 4 << 20 {
         line += 1;
-        if line % 3_000 == 0 && expected.len() < 12 {
+        if line.is_multiple_of(3_000) && expected.len() < 12 {
             expected.push(line);
             let word = ["Error", "FAILED", "panicked", "Segmentation fault"][expected.len() % 4];
             text.push_str(&format!("{line} {word} here\n"));
@@ -213,7 +213,10 @@ fn uneven_chunks_keep_every_count_and_find_signal_words_split_between_chunks() {
         assert_eq!(snapshot.truncation.total_lines as u64, line, "seed {seed}");
         assert_eq!(snapshot.truncation.total_bytes, bytes.len(), "seed {seed}");
         assert_eq!(snapshot.signal_lines, expected, "seed {seed}");
-        assert!(snapshot.content.ends_with(&format!("\n{line} ok")), "seed {seed}");
+        assert!(
+            snapshot.content.ends_with(&format!("\n{line} ok")),
+            "seed {seed}"
+        );
         assert_eq!(*log.lock().unwrap(), bytes, "seed {seed}");
         assert!(output.tail.len() <= CUT_AT, "seed {seed}");
     }
