@@ -15,10 +15,10 @@ use crate::messages::bash as messages;
 /// Lines longer than this (in characters) are clipped in the shown tail.
 pub(crate) const MAX_LINE_CHARS: usize = 2000;
 /// The tail buffer is cut back to about `KEEP` bytes when it passes `CUT_AT`
-/// bytes: each cut moves the kept bytes to the front, so the cut comes rarely
-/// (every ~400 KiB of output), while what a cut scans stays inside the
-/// per-core cache (1 MiB here, 512 KiB on smaller cores).
-const CUT_AT: usize = 10 * DEFAULT_MAX_BYTES;
+/// bytes: each cut moves the kept bytes to the front, so the cut comes every
+/// ~200 KiB of output, while what a cut scans stays inside the per-core cache
+/// and fifty chatty jobs' unread tails stay well under their 64 MiB.
+const CUT_AT: usize = 6 * DEFAULT_MAX_BYTES;
 const KEEP: usize = 2 * DEFAULT_MAX_BYTES;
 /// The head shown before the omission marker: at most this many lines ...
 const HEAD_LINES: usize = 500;
