@@ -118,13 +118,14 @@ impl SignalLines {
     }
 
     /// Offers every complete or partial line of `text`, the first numbered
-    /// `first_number`, skipping lines numbered at most `skip_through`. Runs at
-    /// memory speed: the text is folded to lower case a cache-sized block at
-    /// a time and one automaton pass over each block finds the candidate
-    /// lines; newlines are counted only up to each of them.
-    pub fn offer_text(&mut self, text: &str, first_number: u64, skip_through: u64) {
+    /// `first_number`, skipping lines numbered at most `skip_through`; returns
+    /// the number of newlines in `text`. Runs at memory speed: the text is
+    /// folded to lower case a cache-sized block at a time, one automaton pass
+    /// over each block finds the candidate lines, and the block's newlines are
+    /// counted while it is in the cache.
+    pub fn offer_text(&mut self, text: &str, first_number: u64, skip_through: u64) -> u64 {
         let Some(matcher) = folded_matcher() else {
-            return;
+            return memchr::memchr_iter(b'\n', text.as_bytes()).count() as u64;
         };
         let bytes = text.as_bytes();
         let mut folded = [0u8; FOLD_BLOCK];
@@ -132,9 +133,15 @@ impl SignalLines {
         let mut counted_to = 0;
         let mut next_line_start = 0;
         let mut block_start = 0;
+        // Newlines in `bytes[..newlines_to]`.
+        let mut newlines = 0;
+        let mut newlines_to = 0;
         loop {
             let block_end = (block_start + FOLD_BLOCK).min(bytes.len());
             let block = bytes.get(block_start..block_end).unwrap_or_default();
+            let fresh = bytes.get(newlines_to..block_end).unwrap_or_default();
+            newlines += memchr::memchr_iter(b'\n', fresh).count() as u64;
+            newlines_to = block_end;
             let buffer = folded.get_mut(..block.len()).unwrap_or_default();
             // Folding ASCII letters keeps every byte offset (and line) in place.
             for (to, from) in buffer.iter_mut().zip(block) {
@@ -158,7 +165,7 @@ impl SignalLines {
                 }
             }
             if block_end == bytes.len() {
-                return;
+                return newlines;
             }
             block_start = block_end - FOLD_OVERLAP;
         }
@@ -312,7 +319,12 @@ mod tests {
             }
             text.push_str("last line, an exception");
             let mut signals = SignalLines::default();
-            signals.offer_text(&text, 7, 9);
+            let newlines = signals.offer_text(&text, 7, 9);
+            assert_eq!(
+                newlines as usize,
+                text.matches('\n').count(),
+                "shift {shift}"
+            );
             let found: Vec<SignalLine> = signals.lines().into_iter().cloned().collect();
             assert_eq!(found, offered_each(&text, 7, 9), "shift {shift}");
             assert!(

@@ -24,6 +24,13 @@ impl Utf8Decoder {
             joined.as_slice()
         };
         let start = out.len();
+        // The common case, valid text, checked with SIMD; std's check finds
+        // where invalid text goes wrong.
+        if let Ok(text) = simdutf8::basic::from_utf8(input) {
+            out.push_str(text);
+            self.strip_bom(out, start);
+            return;
+        }
         loop {
             match std::str::from_utf8(input) {
                 Ok(text) => {

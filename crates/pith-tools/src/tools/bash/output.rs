@@ -15,8 +15,10 @@ use crate::messages::bash as messages;
 /// Lines longer than this (in characters) are clipped in the shown tail.
 pub(crate) const MAX_LINE_CHARS: usize = 2000;
 /// The tail buffer is cut back to about `KEEP` bytes when it passes `CUT_AT`
-/// bytes (both well inside the cache: a bigger tail made a flood of output slower).
-const CUT_AT: usize = 4 * DEFAULT_MAX_BYTES;
+/// bytes: each cut moves the kept bytes to the front, so the cut comes every
+/// ~200 KiB of output, while what a cut scans stays inside the per-core cache
+/// and fifty chatty jobs' unread tails stay well under their 64 MiB.
+const CUT_AT: usize = 6 * DEFAULT_MAX_BYTES;
 const KEEP: usize = 2 * DEFAULT_MAX_BYTES;
 /// The head shown before the omission marker: at most this many lines ...
 const HEAD_LINES: usize = 500;
@@ -49,15 +51,16 @@ pub(crate) struct OutputAccumulator {
     tail_cut_mid_line: bool,
     /// 1-based number of the first (maybe partial) line in `tail`.
     tail_first_line: u64,
-    /// Newlines in `tail`.
+    /// Newlines in `tail[..counted_to]` (the rest is counted when needed:
+    /// while the output is small, at a cut, for a snapshot).
     tail_newlines: u64,
+    counted_to: usize,
     /// The first lines of the output, taken when the tail is first cut.
     head: Option<Head>,
     /// Signal lines of the stretch between the head and the tail buffer.
     signals: SignalLines,
     total_raw_bytes: u64,
     total_decoded_bytes: u64,
-    completed_lines: u64,
     /// Bytes after the last newline.
     open_line_bytes: u64,
     /// Bytes of the last completed line.
@@ -183,11 +186,11 @@ impl OutputAccumulator {
             tail_cut_mid_line: false,
             tail_first_line: 1,
             tail_newlines: 0,
+            counted_to: 0,
             head: None,
             signals: SignalLines::default(),
             total_raw_bytes: 0,
             total_decoded_bytes: 0,
-            completed_lines: 0,
             open_line_bytes: 0,
             last_line_bytes: 0,
             spill: Spill::Buffered(Vec::new()),
@@ -202,7 +205,7 @@ impl OutputAccumulator {
         let start = self.tail.len();
         self.decoder.decode(bytes, &mut self.tail);
         self.count(start);
-        if self.over_limits() {
+        if matches!(self.spill, Spill::Buffered(_)) && self.over_limits() {
             self.open_spill();
         }
     }
@@ -227,12 +230,12 @@ impl OutputAccumulator {
     }
 
     /// Updates the counters with the text decoded at `tail[start..]`, then bounds the tail.
-    /// Each byte is counted once here (SIMD newline count, the last lines
-    /// found from the end); a cut counts the smaller side of the cut again.
+    /// Each byte's newlines are counted once: while the output is still
+    /// under the limits, as it arrives; after that, by the signal scan of the
+    /// part a cut removes, or for a snapshot (see [`Self::total_lines`]).
     fn count(&mut self, start: usize) {
         let text = self.tail.get(start..).unwrap_or_default().as_bytes();
         self.total_decoded_bytes += text.len() as u64;
-        let newlines = memchr::memchr_iter(b'\n', text).count() as u64;
         match memchr::memrchr(b'\n', text) {
             Some(last) => {
                 let before = text.get(..last).unwrap_or_default();
@@ -244,8 +247,9 @@ impl OutputAccumulator {
             }
             None => self.open_line_bytes += text.len() as u64,
         }
-        self.completed_lines += newlines;
-        self.tail_newlines += newlines;
+        if matches!(self.spill, Spill::Buffered(_)) {
+            self.count_tail();
+        }
         if self.tail.len() > CUT_AT {
             // Cut after a newline where there is one in the second half of
             // what may go (a signal word is never split by a cut), else
@@ -266,29 +270,43 @@ impl OutputAccumulator {
                 self.head = Some(Head::of(&self.tail));
             }
             let head_lines = self.head.as_ref().map_or(0, |head| head.lines);
-            let (removed, kept) = self.tail.as_bytes().split_at(cut);
-            self.signals.offer_text(
+            let removed_newlines = self.signals.offer_text(
                 self.tail.get(..cut).unwrap_or_default(),
                 self.tail_first_line,
                 head_lines,
             );
-            let removed_newlines = if removed.len() <= kept.len() {
-                memchr::memchr_iter(b'\n', removed).count() as u64
+            if self.counted_to >= cut {
+                self.tail_newlines -= removed_newlines;
+                self.counted_to -= cut;
             } else {
-                self.tail_newlines - memchr::memchr_iter(b'\n', kept).count() as u64
-            };
+                self.tail_newlines = 0;
+                self.counted_to = 0;
+            }
             self.tail_first_line += removed_newlines;
-            self.tail_newlines -= removed_newlines;
-            self.tail_cut_mid_line = removed.last() != Some(&b'\n');
+            self.tail_cut_mid_line = self.tail.as_bytes().get(cut.wrapping_sub(1)) != Some(&b'\n');
             self.tail.replace_range(..cut, "");
         }
     }
 
-    fn total_lines(&self) -> u64 {
-        self.completed_lines + u64::from(self.open_line_bytes > 0)
+    /// Counts the newlines of the tail not counted yet.
+    fn count_tail(&mut self) {
+        let fresh = self
+            .tail
+            .as_bytes()
+            .get(self.counted_to..)
+            .unwrap_or_default();
+        self.tail_newlines += memchr::memchr_iter(b'\n', fresh).count() as u64;
+        self.counted_to = self.tail.len();
     }
 
-    fn over_limits(&self) -> bool {
+    /// Lines so far (a last line without a newline counts).
+    fn total_lines(&mut self) -> u64 {
+        self.count_tail();
+        let completed = self.tail_first_line - 1 + self.tail_newlines;
+        completed + u64::from(self.open_line_bytes > 0)
+    }
+
+    fn over_limits(&mut self) -> bool {
         let max_bytes = DEFAULT_MAX_BYTES as u64;
         self.total_raw_bytes > max_bytes
             || self.total_decoded_bytes > max_bytes
@@ -390,6 +408,7 @@ impl OutputAccumulator {
         let path = full_output_path
             .as_ref()
             .map(|path| path.display().to_string());
+        let total_lines = self.total_lines();
         // The tail buffer's complete lines that follow the head.
         let mut text = self.tail.as_str();
         let mut first_line = self.tail_first_line;
@@ -403,7 +422,6 @@ impl OutputAccumulator {
             text = text.get(newline + 1..).unwrap_or_default();
             first_line += 1;
         }
-        let total_lines = self.total_lines();
         // First with room for the marker as it is likely to be, then, if the
         // whole does not fit, with room for the largest marker.
         let mut built = None;

@@ -178,3 +178,46 @@ fn signal_lines_of_the_omitted_middle_are_promoted_with_their_numbers() {
     assert!(snapshot.content.len() <= 50 * 1024);
     assert!(snapshot.content.ends_with("\n100000"));
 }
+
+#[test]
+fn uneven_chunks_keep_every_count_and_find_signal_words_split_between_chunks() {
+    // 4 MiB of numbered lines (several cuts of the tail), twelve signal lines
+    // in the middle, pushed in chunks of uneven sizes: every signal word
+    // also straddles a chunk boundary in one of the runs.
+    let mut text = String::new();
+    let mut expected = Vec::new();
+    let mut line = 0u64;
+    while text.len() < 4 << 20 {
+        line += 1;
+        if line.is_multiple_of(3_000) && expected.len() < 12 {
+            expected.push(line);
+            let word = ["Error", "FAILED", "panicked", "Segmentation fault"][expected.len() % 4];
+            text.push_str(&format!("{line} {word} here\n"));
+        } else {
+            text.push_str(&format!("{line} ok\n"));
+        }
+    }
+    let bytes = text.as_bytes();
+    for seed in [1usize, 7, 4093, 65_536] {
+        let (mut output, log) = accumulator();
+        let mut at = 0;
+        let mut step = seed;
+        while at < bytes.len() {
+            step = (step * 1_103_515_245 + 12_345) % 70_001;
+            let end = (at + step.max(1)).min(bytes.len());
+            output.push(&bytes[at..end]);
+            at = end;
+        }
+        output.finish();
+        let snapshot = output.snapshot(true);
+        assert_eq!(snapshot.truncation.total_lines as u64, line, "seed {seed}");
+        assert_eq!(snapshot.truncation.total_bytes, bytes.len(), "seed {seed}");
+        assert_eq!(snapshot.signal_lines, expected, "seed {seed}");
+        assert!(
+            snapshot.content.ends_with(&format!("\n{line} ok")),
+            "seed {seed}"
+        );
+        assert_eq!(*log.lock().unwrap(), bytes, "seed {seed}");
+        assert!(output.tail.len() <= CUT_AT, "seed {seed}");
+    }
+}
