@@ -13,7 +13,6 @@
 
 use std::borrow::Cow;
 use std::fmt;
-use std::hash::{DefaultHasher, Hasher};
 use std::ops::Range;
 
 use chardetng::{EncodingDetector, Iso2022JpDetection, Utf8Detection};
@@ -22,6 +21,7 @@ use encoding_rs::{
     X_USER_DEFINED,
 };
 use similar::{Algorithm, DiffOp, capture_diff_slices};
+use xxhash_rust::xxh3::{Xxh3Default, xxh3_64};
 
 const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 const UTF16LE_BOM: &[u8] = b"\xFF\xFE";
@@ -548,12 +548,26 @@ fn encoded_len(line: &str, encoding: TextEncoding) -> Option<usize> {
 /// Hashes text line by line as it arrives in chunks (a line ends after `\n`, which it
 /// includes, so CRLF and LF lines differ), to tell later which lines changed (see
 /// [`changed_lines`]). Keeps at most [`MAX_HASHED_LINES`] hashes; past that it gives none.
-#[derive(Clone, Debug, Default)]
+///
+/// The hash is XXH3-64 (`xxhash-rust`): a line that arrives whole, the usual case, is
+/// hashed in one call; only a line cut by the end of a chunk goes through the streaming
+/// state, which gives the same hash.
+#[derive(Clone, Default)]
 pub struct LineHasher {
-    current: DefaultHasher,
-    open: bool,
+    /// The start of a line cut by the end of a chunk (boxed: the state is ~600 bytes).
+    current: Option<Box<Xxh3Default>>,
     hashes: Vec<u64>,
     overflow: bool,
+}
+
+impl fmt::Debug for LineHasher {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LineHasher")
+            .field("open", &self.current.is_some())
+            .field("hashes", &self.hashes.len())
+            .field("overflow", &self.overflow)
+            .finish()
+    }
 }
 
 impl LineHasher {
@@ -571,38 +585,40 @@ impl LineHasher {
 
     /// Feeds the next bytes.
     pub fn update(&mut self, mut bytes: &[u8]) {
-        if self.overflow {
-            return;
-        }
-        while !bytes.is_empty() {
-            let (line, rest, ends) = match memchr::memchr(b'\n', bytes) {
-                Some(newline) => (&bytes[..=newline], &bytes[newline + 1..], true),
-                None => (bytes, &bytes[bytes.len()..], false),
+        while !bytes.is_empty() && !self.overflow {
+            let Some(newline) = memchr::memchr(b'\n', bytes) else {
+                self.current
+                    .get_or_insert_with(|| Box::new(Xxh3Default::new()))
+                    .update(bytes);
+                return;
             };
-            self.current.write(line);
-            self.open = true;
-            if ends {
-                self.end_line();
-            }
+            let (line, rest) = bytes.split_at(newline + 1);
+            let hash = match self.current.take() {
+                None => xxh3_64(line),
+                Some(mut open) => {
+                    open.update(line);
+                    open.digest()
+                }
+            };
+            self.push(hash);
             bytes = rest;
         }
     }
 
-    fn end_line(&mut self) {
-        let hasher = std::mem::take(&mut self.current);
-        self.open = false;
+    fn push(&mut self, hash: u64) {
         if self.hashes.len() >= MAX_HASHED_LINES {
             self.overflow = true;
+            self.current = None;
             self.hashes = Vec::new();
             return;
         }
-        self.hashes.push(hasher.finish());
+        self.hashes.push(hash);
     }
 
     /// The line hashes (`None` past [`MAX_HASHED_LINES`] lines).
     pub fn finish(mut self) -> Option<Vec<u64>> {
-        if self.open && !self.overflow {
-            self.end_line();
+        if let Some(open) = self.current.take() {
+            self.push(open.digest());
         }
         (!self.overflow).then_some(self.hashes)
     }

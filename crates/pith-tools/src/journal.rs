@@ -31,6 +31,8 @@ use pith_env::{FileSystem, FsError, FsErrorKind};
 use serde::{Deserialize, Serialize};
 use tokio::sync::Mutex;
 
+use crate::messages::journal as messages;
+
 mod hash;
 mod stream;
 pub(crate) mod undo;
@@ -368,9 +370,7 @@ impl Journal {
             Err(error) => {
                 *size = None;
                 Recorded {
-                    note: Some(format!(
-                        "Note: this change is not undoable ({error}); the change itself was made."
-                    )),
+                    note: Some(messages::record_failed(error)),
                 }
             }
         }
@@ -417,10 +417,7 @@ impl Journal {
                 note = Some(self.too_large_note(path, len));
                 FileState::NotUndoable {
                     len,
-                    reason: format!(
-                        "larger than the journal's per-file cap of {} bytes",
-                        self.limits.file_bytes
-                    ),
+                    reason: messages::reason_file_cap(self.limits.file_bytes),
                 }
             }
             Before::Content(_) | Before::Unread(_) => {
@@ -436,13 +433,10 @@ impl Journal {
                 let present = self.fs.metadata(&object).await.is_ok();
                 let need = if present { 0 } else { len } + ENTRY_ALLOWANCE;
                 if need > self.limits.total_bytes {
-                    note = Some(format!(
-                        "Note: {} is not undoable: its previous content ({len} bytes) is larger than the journal's total cap.",
-                        path.display()
-                    ));
+                    note = Some(messages::over_total_cap(path.display(), len));
                     FileState::NotUndoable {
                         len,
-                        reason: "larger than the journal's total cap".to_owned(),
+                        reason: messages::REASON_TOTAL_CAP.to_owned(),
                     }
                 } else {
                     if total + need > self.limits.total_bytes {
@@ -479,10 +473,10 @@ impl Journal {
                             stored: true,
                         }
                     } else {
-                        note = Some(stream::changed_note(path));
+                        note = Some(messages::changed_while_stored(path.display()));
                         FileState::NotUndoable {
                             len,
-                            reason: stream::changed_reason(),
+                            reason: messages::REASON_CHANGED_WHILE_STORED.to_owned(),
                         }
                     }
                 }
@@ -577,11 +571,7 @@ impl Journal {
     }
 
     fn too_large_note(&self, path: &Path, len: u64) -> String {
-        format!(
-            "Note: {} is not undoable: its previous content ({len} bytes) is over the journal's per-file cap of {} bytes.",
-            path.display(),
-            self.limits.file_bytes
-        )
+        messages::over_file_cap(path.display(), len, self.limits.file_bytes)
     }
 
     /// The journal's size in bytes (objects and entries).

@@ -152,12 +152,17 @@ pub async fn resolve_read_path(
     fs: &dyn FileSystem,
 ) -> Result<PathBuf, ToolError> {
     let resolved = resolve_path(input, cwd, fs.home_dir().as_deref())?;
-    if fs.metadata(&resolved).await.is_ok() {
-        return Ok(resolved);
-    }
     let Some(text) = resolved.to_str() else {
         return Ok(resolved);
     };
+    // Without another spelling the answer is the resolved path whether it
+    // exists or not: no lookup (most paths; the read looks the file up anyway).
+    if !has_variants(text) {
+        return Ok(resolved);
+    }
+    if fs.metadata(&resolved).await.is_ok() {
+        return Ok(resolved);
+    }
     for variant in read_variants(text) {
         if variant != text {
             let candidate = PathBuf::from(variant);
@@ -167,6 +172,19 @@ pub async fn resolve_read_path(
         }
     }
     Ok(resolved)
+}
+
+/// Whether some spelling of [`read_variants`] differs from `path`: an ASCII
+/// path is its own NFD, so only a `'` or a ` AM.`/` PM.` (any case) give one.
+fn has_variants(path: &str) -> bool {
+    !path.is_ascii()
+        || path.contains('\'')
+        || path.as_bytes().windows(4).any(|w| {
+            w[0] == b' '
+                && matches!(w[1], b'a' | b'A' | b'p' | b'P')
+                && matches!(w[2], b'm' | b'M')
+                && w[3] == b'.'
+        })
 }
 
 /// The alternative spellings of §2.3, in the order they are tried.
@@ -444,6 +462,40 @@ mod tests {
     fn refuses_a_nul_byte() {
         let error = resolve("a\0b").unwrap_err();
         assert!(error.message.contains("NUL byte"), "{}", error.message);
+    }
+
+    #[test]
+    fn has_variants_whenever_a_read_variant_differs() {
+        for path in [
+            "/s/Shot 10.22.33 am.png'é",
+            "/work/project/src/main.rs",
+            "/a/it's.txt",
+            "/s/Shot 1 PM.png",
+            "/s/Shot 1 pM.png",
+            "/s/Shot 1 am",
+            "/s/Shot 1 am .png",
+            "/s/x am.",
+            "/s/xam.png",
+            "/s/café.txt",
+            "/s/cafe\u{301}.txt",
+            "/s/\u{2019}.txt",
+            "/s/a\u{202F}am.png",
+            "/s/ Am.",
+            "",
+        ] {
+            let differs = read_variants(path).iter().any(|variant| variant != path);
+            // A path said to have none is resolved without a lookup.
+            assert!(has_variants(path) || !differs, "{path:?}");
+        }
+        for plain in [
+            "/work/project/src/main.rs",
+            "/s/xam.png",
+            "/s/Shot 1 am",
+            "",
+        ] {
+            assert!(!has_variants(plain), "{plain:?}");
+        }
+        assert!(has_variants("/s/caf\u{e9}.txt"));
     }
 
     #[test]

@@ -2,13 +2,13 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::hash::{DefaultHasher, Hasher};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::SystemTime;
 
 use pith_env::{FileSystem, FsError, Metadata};
 use serde_json::Value;
+use xxhash_rust::xxh3::Xxh3Default;
 
 use crate::queue::Ticket;
 use crate::tool::{CallOptions, ToolContext, ToolResult};
@@ -30,8 +30,9 @@ pub enum OverwritePolicy {
 pub(crate) const HASHED_MAX_BYTES: u64 = 32 << 20;
 
 /// What a session remembers of a file it has seen, to notice later changes.
-/// Not a defence against an adversary: a 64-bit SipHash of the bytes, or for
-/// large files the size and modification time.
+/// Not a defence against an adversary: a 64-bit XXH3 hash of the bytes
+/// (`xxhash-rust`, much cheaper than std's SipHash), or for large files the
+/// size and modification time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Fingerprint {
     /// Length and hash of the content.
@@ -83,26 +84,26 @@ impl Fingerprint {
 /// Hashes content that arrives in chunks; any split gives the same hash.
 pub(crate) struct ContentHasher {
     len: u64,
-    hasher: DefaultHasher,
+    hasher: Box<Xxh3Default>,
 }
 
 impl ContentHasher {
     pub(crate) fn new() -> ContentHasher {
         ContentHasher {
             len: 0,
-            hasher: DefaultHasher::new(),
+            hasher: Box::new(Xxh3Default::new()),
         }
     }
 
     pub(crate) fn update(&mut self, bytes: &[u8]) {
         self.len += bytes.len() as u64;
-        self.hasher.write(bytes);
+        self.hasher.update(bytes);
     }
 
     pub(crate) fn finish(&self) -> Fingerprint {
         Fingerprint::Content {
             len: self.len,
-            hash: self.hasher.finish(),
+            hash: self.hasher.digest(),
         }
     }
 }
@@ -144,7 +145,7 @@ impl WrittenHashes {
 /// 16 hex digits from std's randomly keyed hasher (no extra dependency), made
 /// unique within the process by a counter.
 fn new_session_id() -> String {
-    use std::hash::BuildHasher;
+    use std::hash::{BuildHasher, Hasher};
     use std::sync::atomic::{AtomicU64, Ordering};
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();

@@ -132,8 +132,15 @@ fn start(session: &Session, request: Request, text: bool) -> Pending {
         render::batch_entry(&line_id, &tool, &result, text)
     });
     // A spurious poll is allowed by the Future contract; the task's first poll
-    // re-registers the real waker with whatever the call is waiting on.
-    match call.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
+    // re-registers the real waker with whatever the call is waiting on. The
+    // first poll is exempt from tokio's cooperative budget: the reader polls
+    // call after call without yielding, and once the budget is spent every
+    // call would stop at its first await and go to a task on another worker
+    // (a thread hand-off per call) although most, like a small read, finish
+    // in this poll.
+    let first = std::pin::pin!(tokio::task::coop::unconstrained(call.as_mut()))
+        .poll(&mut Context::from_waker(Waker::noop()));
+    match first {
         Poll::Ready(line) => Pending::Done(line),
         Poll::Pending => Pending::Running {
             id,

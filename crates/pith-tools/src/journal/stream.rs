@@ -44,19 +44,6 @@ const CHUNK: usize = 1 << 20;
 /// Bytes compared at each end of a file before trusting a link.
 pub(super) const SAMPLE: usize = 64 * 1024;
 
-/// Why an unread previous content was not stored.
-pub(crate) fn changed_reason() -> String {
-    "it changed while the journal stored it".to_owned()
-}
-
-/// The note for a file whose previous content changed while it was journaled.
-pub(crate) fn changed_note(path: &Path) -> String {
-    format!(
-        "Note: {} is not undoable: it changed while its previous content was being journaled; the change itself was made.",
-        path.display()
-    )
-}
-
 impl Journal {
     /// Stores `unread` as `object`: a hard link when possible, else a copy made
     /// in chunks. `Ok(false)` when the file no longer has the hashed content.

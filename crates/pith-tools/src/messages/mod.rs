@@ -12,6 +12,7 @@ pub(crate) mod edit;
 pub(crate) mod find;
 pub(crate) mod grep;
 pub(crate) mod jobs;
+pub(crate) mod journal;
 pub(crate) mod ls;
 pub(crate) mod paths;
 pub(crate) mod pipeline;
@@ -23,3 +24,7 @@ pub(crate) mod write;
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+#[path = "journal_tests.rs"]
+mod journal_tests;
