@@ -316,6 +316,24 @@ fn canonicalize_by_handle(path: &Path) -> Result<PathBuf, FsError> {
     fs::canonicalize(path).map_err(|e| FsError::from_io(e, path))
 }
 
+/// `lookup` of `path` (following symlinks or not), in place on a local file
+/// system (see the module docs), else on the blocking pool.
+async fn stat(
+    path: &Path,
+    lookup: fn(&Path) -> std::io::Result<fs::Metadata>,
+) -> Result<Metadata, FsError> {
+    let answer = move |path: &Path| {
+        lookup(path)
+            .map(|metadata| convert(&metadata))
+            .map_err(|e| FsError::from_io(e, path))
+    };
+    if !in_place() {
+        let owned = path.to_path_buf();
+        return blocking(path, move || answer(&owned)).await;
+    }
+    answer(path)
+}
+
 /// Whether the unconfined view looks paths up in place (see [`inline`]).
 fn in_place() -> bool {
     #[cfg(unix)]
@@ -437,30 +455,11 @@ impl FileSystem for LocalEnv {
     }
 
     async fn metadata(&self, path: &Path) -> Result<Metadata, FsError> {
-        // In place on a local file system: see the module docs.
-        let lookup = |path: &Path| {
-            fs::metadata(path)
-                .map(|metadata| convert(&metadata))
-                .map_err(|e| FsError::from_io(e, path))
-        };
-        if !in_place() {
-            let owned = path.to_path_buf();
-            return blocking(path, move || lookup(&owned)).await;
-        }
-        lookup(path)
+        stat(path, |path| fs::metadata(path)).await
     }
 
     async fn symlink_metadata(&self, path: &Path) -> Result<Metadata, FsError> {
-        let lookup = |path: &Path| {
-            fs::symlink_metadata(path)
-                .map(|metadata| convert(&metadata))
-                .map_err(|e| FsError::from_io(e, path))
-        };
-        if !in_place() {
-            let owned = path.to_path_buf();
-            return blocking(path, move || lookup(&owned)).await;
-        }
-        lookup(path)
+        stat(path, |path| fs::symlink_metadata(path)).await
     }
 
     async fn read_dir(&self, path: &Path) -> Result<Vec<DirEntry>, FsError> {
