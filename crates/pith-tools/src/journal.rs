@@ -18,6 +18,8 @@
 //!
 //! Undo ([`undo`](crate::journal::undo)) restores through the same queue and
 //! atomic write, and is journaled itself, so an undo can be undone (redo).
+//! Files over 4 MiB are hashed and restored by streaming, never held whole
+//! (`journal/restore.rs`).
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
@@ -34,6 +36,7 @@ use tokio::sync::Mutex;
 use crate::messages::journal as messages;
 
 mod hash;
+mod restore;
 mod stream;
 pub(crate) mod undo;
 mod when;

@@ -350,6 +350,9 @@ fn a_50_mib_overwrite_journals_the_old_file_without_holding_it_and_undo_restores
     std::fs::write(work.join("small.txt"), "old\n").unwrap();
     let small = json!({"path": "small.txt", "content": "new\n"}).to_string();
     let baseline_kib = run(&["call", "write", "-"], Some(small)).peak_kib;
+    // And undoing it: what an undo needs besides the content.
+    let undo_baseline_kib = run(&["undo"], None).peak_kib;
+    assert_eq!(std::fs::read(work.join("small.txt")).unwrap(), b"old\n");
     // 50 MiB of 1 KiB lines, over a 50 MiB file of the same lines but the first.
     let line = format!("let s = \"{}\";\t// é\n", "z".repeat(1006));
     let lines = (50 << 20) / line.len();
@@ -373,6 +376,32 @@ fn a_50_mib_overwrite_journals_the_old_file_without_holding_it_and_undo_restores
         baseline_kib / 1024,
         size_kib / 1024
     );
-    run(&["undo"], None);
+    drop(new);
+    // The undo streams both files: the current one hashed in chunks, the
+    // stored copy checked and copied into the temp file in chunks. Before, it
+    // read both whole and diffed them (over 100 MiB for 50 MiB).
+    let measured = run(&["undo"], None);
+    let budget_kib = 8 * 1024;
+    eprintln!(
+        "undo of {} MiB: peak {} KiB, baseline {} KiB",
+        size_kib / 1024,
+        measured.peak_kib,
+        undo_baseline_kib
+    );
+    assert!(
+        measured.peak_kib <= undo_baseline_kib + budget_kib * 120 / 100,
+        "undo peaked at {} KiB (baseline {} KiB) restoring {} MiB",
+        measured.peak_kib,
+        undo_baseline_kib,
+        size_kib / 1024
+    );
+    let shown = measured.stdout_text();
+    assert!(
+        shown.contains("big.txt: restored; no diff shown, the file is over 4.0MB"),
+        "{shown}"
+    );
     assert!(std::fs::read(work.join("big.txt")).unwrap() == old.as_bytes());
+    // The undo was journaled: undoing it (redo) brings the new content back.
+    run(&["undo"], None);
+    assert!(std::fs::read(work.join("big.txt")).unwrap() == line.repeat(lines).as_bytes());
 }

@@ -1,5 +1,8 @@
 //! Undo: restores journaled files through the mutation queue and the atomic
 //! write, all or nothing, and journals what it did (so it can be undone: redo).
+//! Files over [`DIFF_MAX_BYTES`] are hashed and restored by streaming, in
+//! bounded memory, and summarised rather than diffed (see
+//! [`restore`](super::restore)).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -10,7 +13,8 @@ use pith_env::{FileSystem, FsErrorKind};
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
-use super::{Before, CallTag, Change, FileState, Journal, JournalEntry};
+use super::restore::{Content, DIFF_MAX_BYTES, RestoreError};
+use super::{Before, CallTag, Change, FileState, Journal, JournalEntry, Unread};
 use crate::messages::undo::{self as messages, Outcome};
 use crate::paths::describe_fs_error;
 use crate::queue::{ExclusiveError, exclusive_all};
@@ -74,8 +78,13 @@ pub struct UndoFile {
     pub outcome: UndoOutcome,
     /// The journal entries undone for it, newest first.
     pub entries: Vec<String>,
-    /// Unified diff from the current content to the restored one.
+    /// Unified diff from the current content to the restored one (empty
+    /// when `summary` is set).
     pub patch: String,
+    /// Instead of a diff, for a content over the diff limit (4 MiB): the
+    /// sizes and SHA-256 hashes of the current and the restored content.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<String>,
 }
 
 /// The result of an undo.
@@ -102,11 +111,11 @@ impl UndoReport {
                 UndoOutcome::Changed => Outcome::Changed,
                 UndoOutcome::NotUndoable { reason } => Outcome::NotUndoable(reason),
             };
-            lines.push(messages::file_line(
-                file.path.display(),
-                outcome,
-                self.dry_run,
-            ));
+            let line = messages::file_line(file.path.display(), outcome, self.dry_run);
+            lines.push(match &file.summary {
+                Some(summary) => format!("{line}; {summary}"),
+                None => line,
+            });
         }
         if let Some(call) = &self.call {
             lines.push(messages::undo_call(call));
@@ -182,8 +191,10 @@ pub(crate) fn select(entries: Vec<JournalEntry>, selector: &UndoSelector) -> Vec
 /// One file's plan: where it is now and what it goes back to.
 struct Plan {
     path: PathBuf,
-    current: Option<Vec<u8>>,
-    target: Option<Vec<u8>>,
+    current: Option<Content>,
+    /// The current file's modification time (for the journal's copy of it).
+    modified: Option<SystemTime>,
+    target: Option<Content>,
     outcome: UndoOutcome,
     entries: Vec<String>,
 }
@@ -254,18 +265,33 @@ async fn run_locked(
     let tag = CallTag::new("undo", &context.group);
     let mut wrote = false;
     for (index, plan) in plans.into_iter().enumerate() {
-        let old = String::from_utf8_lossy(plan.current.as_deref().unwrap_or_default()).into_owned();
-        let new = String::from_utf8_lossy(plan.target.as_deref().unwrap_or_default()).into_owned();
-        let path_text = plan.path.display().to_string();
-        let patch = if matches!(plan.outcome, UndoOutcome::Restored | UndoOutcome::Removed) {
-            pith_text::unified_patch(&path_text, &old, &new, 3)
+        let restoring = matches!(plan.outcome, UndoOutcome::Restored | UndoOutcome::Removed);
+        let (patch, summary) = if restoring {
+            diff(&plan)
         } else {
-            String::new()
+            (String::new(), None)
         };
-        if !report.dry_run && matches!(plan.outcome, UndoOutcome::Restored | UndoOutcome::Removed) {
+        if !report.dry_run && restoring {
             let before = match &plan.current {
-                Some(bytes) => Before::Content(bytes),
+                Some(Content {
+                    bytes: Some(bytes), ..
+                }) => Before::Content(bytes),
+                Some(content) => Before::Unread(Unread {
+                    fs,
+                    path: &plan.path,
+                    len: content.len,
+                    modified: plan.modified,
+                    hash: &content.hash,
+                }),
                 None => Before::Absent,
+            };
+            let after = match &plan.target {
+                Some(content) => FileState::Content {
+                    hash: content.hash.clone(),
+                    len: content.len,
+                    stored: false,
+                },
+                None => FileState::Absent,
             };
             let recorded = context
                 .journal
@@ -274,22 +300,15 @@ async fn run_locked(
                     index,
                     path: &plan.path,
                     before,
-                    before_hash: None,
-                    after: FileState::of(plan.target.as_deref()),
+                    before_hash: plan.current.as_ref().map(|content| content.hash.clone()),
+                    after,
                     undoes: plan.entries.clone(),
                 })
                 .await;
             if let Some(note) = recorded.note {
                 tracing::warn!("{note}");
             }
-            restore(fs, &plan.path, plan.target.as_deref()).await?;
-            if let Some(bytes) = &plan.target {
-                let text = String::from_utf8_lossy(bytes);
-                context
-                    .session
-                    .record_written_text(fs, &plan.path, bytes, &text)
-                    .await;
-            }
+            restore(context, &plan.path, plan.target.as_ref()).await?;
             wrote = true;
         }
         report.files.push(UndoFile {
@@ -297,6 +316,7 @@ async fn run_locked(
             outcome: plan.outcome,
             entries: plan.entries,
             patch,
+            summary,
         });
     }
     if refused {
@@ -323,9 +343,12 @@ async fn plan(
     entries: &[JournalEntry],
     force: bool,
 ) -> Result<Plan, ToolError> {
-    let current = match fs.read(&path).await {
-        Ok(bytes) => Some(bytes),
-        Err(error) if error.kind == FsErrorKind::NotFound => None,
+    let (current, modified) = match super::restore::current(fs, &path).await {
+        Ok(Some((content, metadata))) => (
+            Some(content),
+            metadata.and_then(|metadata| metadata.modified),
+        ),
+        Ok(None) => (None, None),
         Err(error) => {
             return Err(ToolError::new(messages::cannot_read(
                 path.display(),
@@ -333,7 +356,14 @@ async fn plan(
             )));
         }
     };
-    let mut state = FileState::of(current.as_deref());
+    let mut state = match &current {
+        Some(content) => FileState::Content {
+            hash: content.hash.clone(),
+            len: content.len,
+            stored: false,
+        },
+        None => FileState::Absent,
+    };
     let mut target = current.clone();
     let mut undone = Vec::new();
     let mut outcome = UndoOutcome::Unchanged;
@@ -349,15 +379,17 @@ async fn plan(
         }
         match &entry.before {
             FileState::Absent => target = None,
-            FileState::Content { hash, .. } => match context.journal.content(hash).await {
-                Ok(bytes) => target = Some(bytes),
-                Err(error) => {
-                    outcome = UndoOutcome::NotUndoable {
-                        reason: messages::content_unreadable(error, &entry.id),
-                    };
-                    break;
+            FileState::Content { hash, len, .. } => {
+                match context.journal.stored(hash, *len).await {
+                    Ok(content) => target = Some(content),
+                    Err(error) => {
+                        outcome = UndoOutcome::NotUndoable {
+                            reason: messages::content_unreadable(error, &entry.id),
+                        };
+                        break;
+                    }
                 }
-            },
+            }
             FileState::NotUndoable { reason, .. } => {
                 outcome = UndoOutcome::NotUndoable {
                     reason: reason.clone(),
@@ -368,7 +400,12 @@ async fn plan(
         state = entry.before.clone();
         undone.push(entry.id.clone());
     }
-    if !matches!(outcome, UndoOutcome::Changed) && target != current {
+    let same = match (&target, &current) {
+        (Some(target), Some(current)) => target.hash == current.hash,
+        (None, None) => true,
+        _ => false,
+    };
+    if !matches!(outcome, UndoOutcome::Changed) && !same {
         // Restore as far as the walk got, even if it stopped at an older entry.
         outcome = if target.is_none() {
             UndoOutcome::Removed
@@ -379,14 +416,50 @@ async fn plan(
     Ok(Plan {
         path,
         current,
+        modified,
         target,
         outcome,
         entries: undone,
     })
 }
 
-/// Writes `target` to `path` atomically, or removes the file.
-async fn restore(fs: &dyn FileSystem, path: &Path, target: Option<&[u8]>) -> Result<(), ToolError> {
+/// The diff from the current content to the restored one, or (when either is
+/// over [`DIFF_MAX_BYTES`], so not read whole) a summary instead.
+fn diff(plan: &Plan) -> (String, Option<String>) {
+    fn side(content: &Option<Content>) -> Option<&[u8]> {
+        match content {
+            None => Some(&[]),
+            Some(content) => content.bytes.as_deref(),
+        }
+    }
+    match (side(&plan.current), side(&plan.target)) {
+        (Some(old), Some(new)) => {
+            let old = String::from_utf8_lossy(old);
+            let new = String::from_utf8_lossy(new);
+            let path = plan.path.display().to_string();
+            (pith_text::unified_patch(&path, &old, &new, 3), None)
+        }
+        _ => {
+            fn facts(content: &Option<Content>) -> Option<(u64, &str)> {
+                content
+                    .as_ref()
+                    .map(|content| (content.len, content.hash.as_str()))
+            }
+            let summary =
+                messages::large_summary(facts(&plan.current), facts(&plan.target), DIFF_MAX_BYTES);
+            (String::new(), Some(summary))
+        }
+    }
+}
+
+/// Writes `target` to `path` atomically (streamed from the journal when it was
+/// not read whole), or removes the file; the session records what it wrote.
+async fn restore(
+    context: &UndoContext,
+    path: &Path,
+    target: Option<&Content>,
+) -> Result<(), ToolError> {
+    let fs = &*context.write_fs;
     let failed = |error: pith_env::FsError| {
         ToolError::new(messages::cannot_restore(
             path.display(),
@@ -394,11 +467,34 @@ async fn restore(fs: &dyn FileSystem, path: &Path, target: Option<&[u8]>) -> Res
         ))
     };
     match target {
-        Some(bytes) => {
+        Some(content) => {
             if let Some(parent) = path.parent() {
                 fs.create_dir_all(parent).await.map_err(failed)?;
             }
-            fs.write_atomic(path, bytes).await.map_err(failed)
+            match &content.bytes {
+                Some(bytes) => {
+                    fs.write_atomic(path, bytes).await.map_err(failed)?;
+                    let text = String::from_utf8_lossy(bytes);
+                    context
+                        .session
+                        .record_written_text(fs, path, bytes, &text)
+                        .await;
+                }
+                None => {
+                    let fingerprint = context
+                        .journal
+                        .restore_streamed(fs, path, &content.hash, content.len)
+                        .await
+                        .map_err(|error| match error {
+                            RestoreError::Write(error) => failed(error),
+                            RestoreError::Journal(error) => ToolError::new(
+                                messages::cannot_restore(path.display(), &error.to_string()),
+                            ),
+                        })?;
+                    context.session.record_seen(fs, path, fingerprint).await;
+                }
+            }
+            Ok(())
         }
         None => match fs.remove_file(path).await {
             Err(error) if error.kind != FsErrorKind::NotFound => Err(failed(error)),
@@ -446,8 +542,13 @@ impl Session {
         let fs = self.toolset().inner.write_fs.clone();
         let mut listed = Vec::with_capacity(entries.len());
         for entry in entries {
-            let current = match fs.read(&entry.path).await {
-                Ok(bytes) => Some(FileState::of(Some(&bytes))),
+            // Hashed in chunks: a large file is not read whole.
+            let current = match super::restore::hash_file(&*fs, &entry.path).await {
+                Ok((hash, len)) => Some(FileState::Content {
+                    hash,
+                    len,
+                    stored: false,
+                }),
                 Err(error) if error.kind == FsErrorKind::NotFound => Some(FileState::Absent),
                 Err(_) => None,
             };

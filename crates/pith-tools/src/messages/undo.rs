@@ -85,3 +85,26 @@ pub(crate) fn hook_rewrite(path: impl Display) -> String {
         "A before_tool_call hook rewrote this undo call's arguments for {path}; hooks may allow or block each file of an undo, not rewrite it. Block the call instead. No file was changed."
     )
 }
+
+/// Instead of a diff, for a file over the diff limit (`max` bytes) on either
+/// side: each side's size and SHA-256 (`None`: the file is absent).
+pub(crate) fn large_summary(
+    current: Option<(u64, &str)>,
+    target: Option<(u64, &str)>,
+    max: u64,
+) -> String {
+    let side = |facts: Option<(u64, &str)>| match facts {
+        Some((len, hash)) => format!(
+            "{} ({len} bytes, sha256 {})",
+            pith_text::format_size(len),
+            hash.get(..16).unwrap_or(hash)
+        ),
+        None => "absent".to_owned(),
+    };
+    format!(
+        "no diff shown, the file is over {}: {} -> {}",
+        pith_text::format_size(max),
+        side(current),
+        side(target)
+    )
+}
