@@ -29,9 +29,10 @@ pub(crate) fn run() -> i32 {
         Err(error) => return report(&error.into()),
     };
     init_logging(config.log_level);
+    let starts_processes = !lookup_only(&config.command);
     // Orphans of the commands (`setsid -f`, double forks, scrubbed environments
     // included) re-parent to pith, which kills them with the rest at exit.
-    if let Err(error) = pith_env::LocalEnv::become_subreaper() {
+    if starts_processes && let Err(error) = pith_env::LocalEnv::become_subreaper() {
         tracing::warn!("cannot become a child subreaper: {error}");
     }
 
@@ -43,7 +44,9 @@ pub(crate) fn run() -> i32 {
         Err(error) => return report(&error.into()),
     };
     // Old full-output files: older than 24 hours, then the oldest beyond 2 GiB.
-    pith_env::prune_output_dir(&pith_env::output_dir());
+    if starts_processes {
+        pith_env::prune_output_dir(&pith_env::output_dir());
+    }
     let local = Env::local();
     let outcome = runtime.block_on(async {
         // With --remote the tools run against the far side's ports.
@@ -54,12 +57,30 @@ pub(crate) fn run() -> i32 {
         outcome
     });
     // Every process group a tool started dies with pith.
-    local.exec.kill_all();
+    if starts_processes {
+        local.exec.kill_all();
+    }
     // A blocking stdin read cannot be cancelled: do not wait for it.
     runtime.shutdown_background();
     match outcome {
         Ok(code) => code,
         Err(error) => report(&error),
+    }
+}
+
+/// A local `pith call` of a built-in tool that only looks files up (find, grep,
+/// ls, read): it starts no process and writes no full-output file, so the
+/// start-up and exit work kept for those (child subreaper, pruning old output
+/// files, the exit-time sweep of `/proc` for orphans) is skipped. A one-shot
+/// find is otherwise paying more for them than for its walk.
+fn lookup_only(command: &Command) -> bool {
+    match command {
+        Command::Call(call) => {
+            call.workspace.remote.is_none()
+                && matches!(call.tool.as_str(), "find" | "grep" | "ls" | "read")
+                && !crate::extend::added_names().contains(&call.tool.as_str())
+        }
+        _ => false,
     }
 }
 
