@@ -292,9 +292,12 @@ fn an_exact_edit_of_a_1_gib_file_runs_in_bounded_memory() {
 #[test]
 fn a_50_mib_write_through_pith_call_holds_its_content_about_once() {
     let dir = TempDir::new().unwrap();
+    // The undo journal goes to a throwaway state directory, not the user's.
+    let state = TempDir::new().unwrap();
     let write = |json: String| {
         let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_pith"));
         command.args(["call", "write", "-", "--cwd", dir.path().to_str().unwrap()]);
+        command.env("XDG_STATE_HOME", state.path());
         let measured = run_measured_with_input(command, Some(json.into_bytes()));
         assert!(measured.status.success(), "{}", measured.stdout_text());
         measured.peak_kib
