@@ -17,12 +17,14 @@ const TOOL_ERROR: i32 = 1;
 
 /// Runs the call and prints its result; returns the exit status.
 pub(crate) async fn run(config: CallConfig, env: &Env) -> anyhow::Result<i32> {
+    // A one-shot call has no earlier read to check against: overwriting is allowed.
+    // Built before large arguments are read from stdin, so that its pages are among
+    // those given back meanwhile ([`read_stdin_args`]).
+    let toolset = config.workspace.toolset(env, OverwritePolicy::Allow, true);
     let args = match config.input {
         ArgsInput::Inline(args) => args,
         ArgsInput::Stdin => read_stdin_args().await?,
     };
-    // A one-shot call has no earlier read to check against: overwriting is allowed.
-    let toolset = config.workspace.toolset(env, OverwritePolicy::Allow, true);
     let show_diff = !config.json && (config.color || std::io::stdout().is_terminal());
     // write's result has no diff: the CLI takes the file's text before and after.
     let before = (show_diff && config.tool == "write")
@@ -123,20 +125,49 @@ fn written_path(args: &Value, cwd: &std::path::Path) -> Option<std::path::PathBu
 /// Reads the arguments from stdin. On a terminal with nothing piped in, a call without
 /// arguments gets `{}` instead of waiting for input. The largest string (a `write`'s
 /// content) is unescaped within the text read, so it is held once, not twice
-/// ([`crate::args_in_place`]).
+/// ([`crate::args_in_place`]); once the input passes [`RELEASE_AT_BYTES`], the pages
+/// start-up mapped are given back before the rest is read ([`crate::resident`]).
 async fn read_stdin_args() -> anyhow::Result<Value> {
     if std::io::stdin().is_terminal() {
         return Ok(Value::Object(serde_json::Map::new()));
     }
-    let text = tokio::task::spawn_blocking(|| {
-        let mut text = String::new();
-        std::io::stdin().read_to_string(&mut text).map(|_| text)
-    })
-    .await?
-    .map_err(|error| {
-        UsageError(format!(
-            "cannot read the JSON arguments from stdin: {error}"
-        ))
-    })?;
+    let text = tokio::task::spawn_blocking(|| read_all(&mut std::io::stdin().lock()))
+        .await?
+        .map_err(|error| {
+            UsageError(format!(
+                "cannot read the JSON arguments from stdin: {error}"
+            ))
+        })?;
     Ok(parse_args_in_place(text, "the JSON on stdin")?)
+}
+
+/// Arguments larger than this are big enough that the pages start-up mapped
+/// weigh on the call's peak: they are given back once the input passes it.
+const RELEASE_AT_BYTES: usize = 1 << 20;
+
+/// Reads `input` to its end as UTF-8 (as `read_to_string` does), giving back the
+/// start-up pages once it passes [`RELEASE_AT_BYTES`].
+fn read_all(input: &mut impl Read) -> std::io::Result<String> {
+    let mut bytes = Vec::new();
+    let mut released = false;
+    loop {
+        let read = input
+            .by_ref()
+            .take(RELEASE_AT_BYTES as u64)
+            .read_to_end(&mut bytes)?;
+        if read == 0 {
+            break;
+        }
+        if !released && bytes.len() > RELEASE_AT_BYTES {
+            released = true;
+            let bytes = crate::resident::release_clean_file_pages();
+            tracing::debug!(bytes, "released the start-up pages before a large argument");
+        }
+    }
+    String::from_utf8(bytes).map_err(|_| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "stream did not contain valid UTF-8",
+        )
+    })
 }

@@ -15,6 +15,7 @@ mod extend;
 mod mcp_cmd;
 mod remote;
 mod render;
+mod resident;
 mod signals;
 mod tools_cmd;
 mod undo_cmd;

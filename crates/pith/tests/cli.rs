@@ -15,6 +15,11 @@ const ALL_TOOLS: [&str; 8] = [
 
 /// Runs pith with `args`, feeding `stdin`.
 fn pith(args: &[&str], stdin: &str) -> Output {
+    pith_bytes(args, stdin.as_bytes())
+}
+
+/// Runs pith with `args`, feeding `stdin` (any bytes).
+fn pith_bytes(args: &[&str], stdin: &[u8]) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_pith"))
         .args(args)
         .env_remove("RUST_LOG")
@@ -24,7 +29,7 @@ fn pith(args: &[&str], stdin: &str) -> Output {
         .spawn()
         .unwrap();
     let mut input = child.stdin.take().unwrap();
-    input.write_all(stdin.as_bytes()).unwrap();
+    input.write_all(stdin).unwrap();
     drop(input);
     child.wait_with_output().unwrap()
 }
@@ -817,4 +822,60 @@ fn call_bash_on_a_terminal_streams_output_while_the_command_runs() {
         "streamed output printed twice: {text}"
     );
     assert!(text.contains("second-line"), "{text}");
+}
+
+#[test]
+fn a_large_write_on_stdin_keeps_every_escape_and_a_broken_one_writes_nothing() {
+    let dir = workspace();
+    let target = dir.path().join("big.txt");
+    let call = |stdin: &[u8]| pith_bytes(&["call", "write", "-", "--cwd", cwd(&dir)], stdin);
+    // 3 MiB of every kind of escape, past the 1 MiB after which start-up's pages
+    // are given back, and \u escapes serde_json's own output does not use.
+    let unit = "line \"q\" back\\slash /\tt\u{8}\u{c}\r\n é € 😀 \u{1}\n";
+    let content = unit.repeat((3 << 20) / unit.len());
+    let escaped = serde_json::to_string(&content).unwrap();
+    let extra = r"\u00e9\u20ac\ud83d\ude00\/";
+    let json = format!(
+        r#"{{"path": "big.txt", "content": {}{extra}""#,
+        &escaped[..escaped.len() - 1]
+    ) + "}";
+    let output = call(json.as_bytes());
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let expected = format!("{content}é€😀/");
+    assert!(std::fs::read(&target).unwrap() == expected.as_bytes());
+    assert_eq!(
+        stdout(&output),
+        format!("Successfully wrote {} bytes to big.txt\n", expected.len())
+    );
+    std::fs::remove_file(&target).unwrap();
+    // Broken input: one line on stderr, usage status, nothing written.
+    let body = &escaped[..escaped.len() - 1];
+    let mut not_utf8 = format!(r#"{{"path": "big.txt", "content": {body}"#).into_bytes();
+    not_utf8.extend_from_slice(b"\xff\"}");
+    for (stdin, says) in [
+        (
+            format!(r#"{{"path": "big.txt", "content": {body}\x"}}"#).into_bytes(),
+            "the JSON on stdin is not valid JSON (invalid escape",
+        ),
+        (
+            format!(r#"{{"path": "big.txt", "content": {body}\ud800"}}"#).into_bytes(),
+            "the JSON on stdin is not valid JSON (unexpected end of hex escape",
+        ),
+        (
+            format!(r#"{{"path": "big.txt", "content": {body}"#).into_bytes(),
+            "the JSON on stdin is not valid JSON (EOF while parsing",
+        ),
+        (
+            not_utf8,
+            "cannot read the JSON arguments from stdin: stream did not contain valid UTF-8",
+        ),
+    ] {
+        let output = call(&stdin);
+        let message = stderr(&output);
+        assert_eq!(output.status.code(), Some(2), "{message}");
+        assert_eq!(stdout(&output), "");
+        assert_eq!(message.lines().count(), 1, "{message}");
+        assert!(message.starts_with(&format!("error: {says}")), "{message}");
+        assert!(!target.exists(), "{says}");
+    }
 }
