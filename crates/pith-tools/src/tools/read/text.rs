@@ -109,7 +109,8 @@ impl Scanner {
             window,
             line: 0,
             line_len: 0,
-            buf: Vec::new(),
+            // Room for a usual line and a usual page: no regrowth per line.
+            buf: Vec::with_capacity(256),
             keeping: true,
             pos: 0,
             selection_start: None,
@@ -119,7 +120,7 @@ impl Scanner {
             window_done_at: None,
             checkpoints: None,
             scan: Scan {
-                text: String::new(),
+                text: String::with_capacity(4096),
                 kept_lines: 0,
                 kept_bytes: 0,
                 truncated_by: None,
