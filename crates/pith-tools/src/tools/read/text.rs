@@ -384,7 +384,11 @@ impl Scanner {
         let max_bytes = self.window.limits.max_bytes as u64;
         let separator = u64::from(self.scan.kept_lines > 0);
         let fits = self.line_len <= max_bytes && {
-            let text = String::from_utf8_lossy(&self.buf);
+            // The strict check is the fast one; the lossy one only for bad bytes.
+            let text = match std::str::from_utf8(&self.buf) {
+                Ok(text) => std::borrow::Cow::Borrowed(text),
+                Err(_) => String::from_utf8_lossy(&self.buf),
+            };
             let cost = separator + text.len() as u64;
             let fits = self.scan.kept_bytes + cost <= max_bytes;
             if fits {
