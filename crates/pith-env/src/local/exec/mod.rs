@@ -92,7 +92,6 @@ fn before_first_command() {
 }
 
 impl LocalEnv {
-
     /// Reaps exited children that this adapter is not waiting for (see
     /// [`LocalEnv::become_subreaper`]). Never blocks.
     pub fn reap_orphans(&self) {
