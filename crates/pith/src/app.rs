@@ -29,11 +29,18 @@ pub(crate) fn run() -> i32 {
         Err(error) => return report(&error.into()),
     };
     init_logging(config.log_level);
-    let starts_processes = !lookup_only(&config.command);
     // Orphans of the commands (`setsid -f`, double forks, scrubbed environments
-    // included) re-parent to pith, which kills them with the rest at exit.
-    if starts_processes && let Err(error) = pith_env::LocalEnv::become_subreaper() {
-        tracing::warn!("cannot become a child subreaper: {error}");
+    // included) re-parent to pith, which kills them with the rest at exit; old
+    // full-output files (older than 24 hours, then the oldest beyond 2 GiB) are
+    // pruned. Both only once a command starts (a batch of reads or a one-shot
+    // find starts none), except where a child may start elsewhere first.
+    let eager = starts_children_elsewhere(&config.command);
+    if eager {
+        if let Err(error) = pith_env::LocalEnv::become_subreaper() {
+            tracing::warn!("cannot become a child subreaper: {error}");
+        }
+    } else {
+        pith_env::LocalEnv::set_up_on_first_command();
     }
 
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -43,8 +50,7 @@ pub(crate) fn run() -> i32 {
         Ok(runtime) => runtime,
         Err(error) => return report(&error.into()),
     };
-    // Old full-output files: older than 24 hours, then the oldest beyond 2 GiB.
-    if starts_processes {
+    if eager {
         pith_env::prune_output_dir(&pith_env::output_dir());
     }
     let local = Env::local();
@@ -56,10 +62,9 @@ pub(crate) fn run() -> i32 {
         env.exec.kill_all();
         outcome
     });
-    // Every process group a tool started dies with pith.
-    if starts_processes {
-        local.exec.kill_all();
-    }
+    // Every process group a tool started dies with pith (nothing to do, and
+    // no sweep of `/proc`, when no command was started).
+    local.exec.kill_all();
     // A blocking stdin read cannot be cancelled: do not wait for it.
     runtime.shutdown_background();
     match outcome {
@@ -68,20 +73,19 @@ pub(crate) fn run() -> i32 {
     }
 }
 
-/// A local `pith call` of a built-in tool that only looks files up (find, grep,
-/// ls, read): it starts no process and writes no full-output file, so the
-/// start-up and exit work kept for those (child subreaper, pruning old output
-/// files, the exit-time sweep of `/proc` for orphans) is skipped. A one-shot
-/// find is otherwise paying more for them than for its walk.
-fn lookup_only(command: &Command) -> bool {
-    match command {
-        Command::Call(call) => {
-            call.workspace.remote.is_none()
-                && matches!(call.tool.as_str(), "find" | "grep" | "ls" | "read")
-                && !crate::extend::added_names().contains(&call.tool.as_str())
-        }
+/// Whether a child process may start other than through the local
+/// environment's exec (whose first command does the process set-up, see
+/// [`pith_env::LocalEnv::set_up_on_first_command`]): the connection of
+/// `--remote` (its ssh), or a host's own tools, which may spawn what they
+/// like. Those keep the set-up at start.
+fn starts_children_elsewhere(command: &Command) -> bool {
+    let remote = match command {
+        Command::Call(call) => call.workspace.remote.is_some(),
+        Command::Batch(batch) => batch.workspace.remote.is_some(),
+        Command::Mcp(workspace) => workspace.remote.is_some(),
         _ => false,
-    }
+    };
+    remote || !crate::extend::added_names().is_empty()
 }
 
 async fn dispatch(command: Command, env: &Env) -> anyhow::Result<i32> {

@@ -34,6 +34,10 @@ use crate::tool::{
 
 /// Bytes read before deciding what kind of file this is.
 const HEADER_BYTES: usize = 8192;
+/// A file up to this size is read whole by the first read (its size plus one
+/// byte asked for, to see its end): a small file costs one buffer and no
+/// streaming pass. Only its first [`HEADER_BYTES`] decide its kind.
+const WHOLE_FIRST_MAX: u64 = 64 * 1024;
 /// Chunk size of the streaming pass (reached by growing from 8 KiB while reads fill
 /// the buffer): 1 MiB, so that a page deep in a large file is reached in few reads.
 const CHUNK_BYTES: usize = 1024 * 1024;
@@ -167,17 +171,25 @@ async fn read(
         .map_err(|error| ToolError::new(describe_fs_error(&error)))?;
     let stamp = Fingerprint::stamp(&metadata);
     let mut hasher = stamp.is_none().then(ContentHasher::new);
-    let header = read_header(&mut *reader, &mut hasher, cancel).await?;
-    if let Some(kind) = image::sniff(&header) {
+    let first = if metadata.len < WHOLE_FIRST_MAX {
+        to_usize(metadata.len + 1).max(HEADER_BYTES)
+    } else {
+        HEADER_BYTES
+    };
+    let (header, at_end) = read_header(&mut *reader, &mut hasher, first, cancel).await?;
+    // What decides the kind: the first bytes, however many were read.
+    let head = &header[..header.len().min(HEADER_BYTES)];
+    if let Some(kind) = image::sniff(head) {
         drop(reader);
         return read_image(&path, metadata.len, kind, context, cancel).await;
     }
-    if needs_decoding(&header) && metadata.len <= DECODE_MAX_BYTES {
+    if needs_decoding(head) && metadata.len <= DECODE_MAX_BYTES {
         drop(reader);
         return read_decoded(args, &path, context, cancel).await;
     }
     let body = header.strip_prefix(UTF8_BOM).unwrap_or(&header);
-    if memchr::memchr(0, body).is_some() {
+    let bom = header.len() - body.len();
+    if memchr::memchr(0, &head[bom.min(head.len())..]).is_some() {
         return Err(binary_file(&args.path, metadata.len));
     }
     let mut lines = hasher.is_some().then(LineHasher::new);
@@ -192,7 +204,7 @@ async fn read(
         .map(|key| Indexed {
             key,
             indexes,
-            bom: (header.len() - body.len()) as u64,
+            bom: bom as u64,
         });
     let text = TextFile {
         path: &path,
@@ -205,6 +217,7 @@ async fn read(
         stamp,
         may_decode: metadata.len <= DECODE_MAX_BYTES,
         index,
+        at_end,
     };
     let result = read_text(args, text, body, context, cancel).await?;
     match result {
@@ -326,6 +339,8 @@ struct TextFile<'a> {
     may_decode: bool,
     /// The session's line index, for a file read only as far as the page.
     index: Option<Indexed<'a>>,
+    /// The first read reached the end of the file: there is nothing more.
+    at_end: bool,
 }
 
 /// A file's entry in the session's line indexes.
@@ -361,6 +376,7 @@ async fn read_text(
         stamp,
         may_decode,
         index,
+        at_end,
     } = file;
     let fs = &**context.read_fs_for(path);
     let window = text::Window {
@@ -390,7 +406,11 @@ async fn read_text(
         }
         _ => {
             scanner.feed(body);
-            stream_rest(reader, &mut scanner, &mut hasher, &mut lines, cancel).await?
+            if at_end {
+                Stopped::ToEnd
+            } else {
+                stream_rest(reader, &mut scanner, &mut hasher, &mut lines, cancel).await?
+            }
         }
     };
     if let (Some(indexed), Some(found)) = (index, scanner.checkpoints()) {
@@ -423,13 +443,15 @@ async fn read_text(
     }))
 }
 
-/// Reads up to [`HEADER_BYTES`] (less only at end of file).
+/// Reads up to `want` bytes (less only at end of file); says whether the
+/// end of the file was seen.
 async fn read_header(
     reader: &mut dyn FileReader,
     hasher: &mut Option<ContentHasher>,
+    want: usize,
     cancel: &CancellationToken,
-) -> Result<Vec<u8>, ToolError> {
-    let mut header = vec![0; HEADER_BYTES];
+) -> Result<(Vec<u8>, bool), ToolError> {
+    let mut header = vec![0; want];
     let mut filled = 0;
     while filled < header.len() {
         ToolError::check_cancelled(cancel)?;
@@ -442,11 +464,16 @@ async fn read_header(
         }
         filled += read;
     }
+    let at_end = filled < header.len();
     header.truncate(filled);
     if let Some(hasher) = hasher {
         hasher.update(&header);
     }
-    Ok(header)
+    Ok((header, at_end))
+}
+
+fn to_usize(value: u64) -> usize {
+    usize::try_from(value).unwrap_or(usize::MAX)
 }
 
 /// Where [`stream_rest`] stopped.

@@ -57,6 +57,41 @@ impl LocalEnv {
         unix::set_child_subreaper()
     }
 
+    /// Defers the process-wide set-up that only commands need to the first
+    /// command this process starts through any `LocalEnv`: just before it is
+    /// spawned, the process becomes a child subreaper
+    /// ([`LocalEnv::become_subreaper`], a failure is logged) and old
+    /// full-output files are pruned ([`prune_output_dir`] of [`output_dir`]).
+    /// A process that never starts a command (one that only reads files)
+    /// pays for neither, and its exit skips the sweep for orphans (there
+    /// can be none). Call it once at start-up instead of doing both, when
+    /// every child the process starts is spawned through this adapter.
+    pub fn set_up_on_first_command() {
+        SET_UP_ON_FIRST_COMMAND.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// Whether [`LocalEnv::set_up_on_first_command`] was asked for.
+static SET_UP_ON_FIRST_COMMAND: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
+/// Runs the deferred set-up of [`LocalEnv::set_up_on_first_command`], once
+/// per process, before the first command is spawned (a no-op unless asked
+/// for).
+fn before_first_command() {
+    static DONE: std::sync::Once = std::sync::Once::new();
+    if !SET_UP_ON_FIRST_COMMAND.load(std::sync::atomic::Ordering::Relaxed) {
+        return;
+    }
+    DONE.call_once(|| {
+        if let Err(error) = unix::set_child_subreaper() {
+            tracing::warn!("cannot become a child subreaper: {error}");
+        }
+        prune_output_dir(&output_dir());
+    });
+}
+
+impl LocalEnv {
     /// Reaps exited children that this adapter is not waiting for (see
     /// [`LocalEnv::become_subreaper`]). Never blocks.
     pub fn reap_orphans(&self) {

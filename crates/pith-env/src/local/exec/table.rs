@@ -124,6 +124,8 @@ impl ProcessTable {
     /// The table stays locked across the spawn so that [`kill_all`](Self::kill_all)
     /// and [`reap_orphans`](Self::reap_orphans) never see a child that is not tracked yet.
     pub(super) fn spawn(&self, command: &mut Command) -> io::Result<(Child, i32)> {
+        // A subreaper from before the first child (and its watchdog) is spawned.
+        super::before_first_command();
         let mut state = self.lock();
         let gone: Vec<i32> = state
             .groups

@@ -247,6 +247,10 @@ impl Inner {
     /// [`Inner::open_in_place`]): the path the kernel gives the handle, which
     /// lies beneath the root's real path (no mount was crossed).
     fn canonicalize_in_place(&self, path: &Path) -> Option<Result<PathBuf, FsError>> {
+        #[cfg(target_os = "linux")]
+        if let Some(real) = self.real_as_spelled(path) {
+            return Some(Ok(real));
+        }
         let fd = match self.open_in_place(path, OFlags::PATH)? {
             Ok(fd) => fd,
             Err(error) => return Some(Err(error)),
@@ -259,6 +263,55 @@ impl Inner {
         let beneath = self.roots.iter().any(|root| real.starts_with(&root.real));
         // " (deleted)": removed since it was opened; let the walk say so.
         (beneath && !real.as_os_str().as_bytes().ends_with(b" (deleted)")).then_some(Ok(real))
+    }
+
+    /// The real path of `path` without asking for a handle's path, when it
+    /// is spelled beneath a root's real path with no `.`, `..` or empty
+    /// component and one `openat2` with `RESOLVE_NO_SYMLINKS` (in place, as
+    /// [`Inner::open_in_place`]) finds it: then no component is a symlink
+    /// and the spelling is the real path. `None` otherwise (the caller
+    /// decides the long way, errors included).
+    #[cfg(target_os = "linux")]
+    fn real_as_spelled(&self, path: &Path) -> Option<PathBuf> {
+        use rustix::fs::ResolveFlags;
+        if !self.openat2.load(Ordering::Relaxed) {
+            return None;
+        }
+        let (root, relative) = self.roots.iter().find_map(|root| {
+            path.strip_prefix(&root.real)
+                .ok()
+                .map(|relative| (root, relative))
+        })?;
+        if !root.in_place {
+            return None;
+        }
+        let bytes = relative.as_os_str().as_bytes();
+        let target: &Path = if bytes.is_empty() {
+            Path::new(".")
+        } else if bytes
+            .split(|&b| b == b'/')
+            .all(|part| !matches!(part, b"" | b"." | b".."))
+        {
+            relative
+        } else {
+            return None;
+        };
+        rfs::openat2(
+            root.fd.as_fd(),
+            target,
+            OFlags::PATH | OFlags::CLOEXEC,
+            Mode::empty(),
+            ResolveFlags::BENEATH
+                | ResolveFlags::NO_MAGICLINKS
+                | ResolveFlags::NO_XDEV
+                | ResolveFlags::NO_SYMLINKS,
+        )
+        .ok()?;
+        Some(if bytes.is_empty() {
+            root.real.clone()
+        } else {
+            root.real.join(relative)
+        })
     }
 
     /// `walk` from the root `path` is under, as an [`FsError`] on failure.

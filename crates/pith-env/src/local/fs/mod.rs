@@ -292,13 +292,34 @@ fn count_windows(
 /// walking it again from `/` (ten calls for a path ten components deep). Falls
 /// back to `realpath` where `/proc` is missing or the path cannot be told
 /// (the file was removed meanwhile, or lies outside this process's root).
+///
+/// A path already spelled as a real path (absolute, no `.`, `..`, empty or
+/// trailing components) costs one call fewer and no `/proc` lookup: opened
+/// with `RESOLVE_NO_SYMLINKS`, it is its own real path when the open
+/// succeeds (no component is a symlink); a symlink on the way (`ELOOP`)
+/// sends it the long way.
 fn canonicalize_by_handle(path: &Path) -> Result<PathBuf, FsError> {
     #[cfg(target_os = "linux")]
     {
-        use rustix::fs::{Mode, OFlags};
+        use rustix::fs::{Mode, OFlags, ResolveFlags};
+        use rustix::io::Errno;
         use std::os::fd::AsRawFd;
         use std::os::unix::ffi::OsStrExt;
         let flags = OFlags::PATH | OFlags::CLOEXEC;
+        if spelled_real(path) {
+            match rustix::fs::openat2(
+                rustix::fs::CWD,
+                path,
+                flags,
+                Mode::empty(),
+                ResolveFlags::NO_SYMLINKS,
+            ) {
+                Ok(_) => return Ok(path.to_path_buf()),
+                // A symlink on the way (ELOOP), or no openat2: the long way.
+                Err(Errno::LOOP | Errno::NOSYS | Errno::INVAL | Errno::PERM) => {}
+                Err(errno) => return Err(FsError::from_io(std::io::Error::from(errno), path)),
+            }
+        }
         match rustix::fs::open(path, flags, Mode::empty()) {
             Ok(fd) => {
                 let link = format!("/proc/self/fd/{}", fd.as_raw_fd());
@@ -314,6 +335,22 @@ fn canonicalize_by_handle(path: &Path) -> Result<PathBuf, FsError> {
         }
     }
     fs::canonicalize(path).map_err(|e| FsError::from_io(e, path))
+}
+
+/// Whether `path` is spelled as `realpath` would spell it, symlinks aside:
+/// absolute, without `.`, `..`, empty components or a trailing slash.
+#[cfg(target_os = "linux")]
+fn spelled_real(path: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let bytes = path.as_os_str().as_bytes();
+    if bytes == b"/" {
+        return true;
+    }
+    let Some(rest) = bytes.strip_prefix(b"/") else {
+        return false;
+    };
+    rest.split(|&b| b == b'/')
+        .all(|part| !matches!(part, b"" | b"." | b".."))
 }
 
 /// `lookup` of `path` (following symlinks or not), in place on a local file

@@ -214,6 +214,10 @@ fn canonicalize_by_handle_answers_as_realpath_does() {
         dir.path().join("link/../real/./f.txt"),
         dir.path().join("link"),
         dir.path().to_path_buf(),
+        // Spelled as a real path: answered without asking for the handle's path.
+        fs::canonicalize(dir.path()).unwrap().join("real/f.txt"),
+        fs::canonicalize(dir.path()).unwrap().join("real"),
+        PathBuf::from("/"),
     ] {
         assert_eq!(
             canonicalize_by_handle(&path).unwrap(),
@@ -226,6 +230,8 @@ fn canonicalize_by_handle_answers_as_realpath_does() {
         (dir.path().join("link/missing"), FsErrorKind::NotFound),
         (dir.path().join("dangling"), FsErrorKind::NotFound),
         (dir.path().join("link/f.txt/x"), FsErrorKind::NotADirectory),
+        (dir.path().join("real/missing"), FsErrorKind::NotFound),
+        (dir.path().join("real/f.txt/x"), FsErrorKind::NotADirectory),
     ] {
         assert_eq!(
             canonicalize_by_handle(&path).unwrap_err().kind,

@@ -91,3 +91,20 @@ async fn tells_directories_binaries_and_missing_files_apart() {
         "File not found: /work/src/lib.rs.bak\nSimilar names in /work/src: lib.rs"
     );
 }
+
+/// A file under 64 KiB is read whole at once, but only its first 8 KiB
+/// decide whether it is binary, as when it was read in 8 KiB steps: a NUL
+/// byte further on is shown as text, and the line count is still the file's.
+#[tokio::test]
+async fn a_nul_byte_past_the_first_8_kib_of_a_small_file_does_not_make_it_binary() {
+    let content = format!("first\n{}\n\0tail\n", "x".repeat(9000));
+    let env = MemoryEnv::with_files(&[("/work/late-nul.txt", content.as_str())]);
+    let result = read(&env, json!({"path": "late-nul.txt", "limit": 1})).await;
+    assert!(!result.is_error, "{}", result.text_content());
+    assert_eq!(
+        result.text_content(),
+        "first\n\n[2 more lines in file. Use offset=2 to continue.]"
+    );
+    let last = read(&env, json!({"path": "late-nul.txt", "offset": 3})).await;
+    assert_eq!(last.text_content(), "\0tail\n");
+}

@@ -109,7 +109,8 @@ impl Scanner {
             window,
             line: 0,
             line_len: 0,
-            buf: Vec::new(),
+            // Room for a usual line and a usual page: no regrowth per line.
+            buf: Vec::with_capacity(256),
             keeping: true,
             pos: 0,
             selection_start: None,
@@ -119,7 +120,7 @@ impl Scanner {
             window_done_at: None,
             checkpoints: None,
             scan: Scan {
-                text: String::new(),
+                text: String::with_capacity(4096),
                 kept_lines: 0,
                 kept_bytes: 0,
                 truncated_by: None,
@@ -383,7 +384,11 @@ impl Scanner {
         let max_bytes = self.window.limits.max_bytes as u64;
         let separator = u64::from(self.scan.kept_lines > 0);
         let fits = self.line_len <= max_bytes && {
-            let text = String::from_utf8_lossy(&self.buf);
+            // The strict check is the fast one; the lossy one only for bad bytes.
+            let text = match std::str::from_utf8(&self.buf) {
+                Ok(text) => std::borrow::Cow::Borrowed(text),
+                Err(_) => String::from_utf8_lossy(&self.buf),
+            };
             let cost = separator + text.len() as u64;
             let fits = self.scan.kept_bytes + cost <= max_bytes;
             if fits {
