@@ -42,11 +42,8 @@ const TERM_GRACE: Duration = Duration::from_millis(200);
 /// After the shell exits, output is read for at most this long even while it
 /// keeps flowing (a background `yes &` must not hang the call).
 const DRAIN_LIMIT: Duration = Duration::from_secs(2);
-/// Size of each pipe read: twice a default pipe's 64 KiB, so a read of a
-/// full pipe returns less than the buffer and tokio knows the pipe is drained
-/// without a second `read` that fails with `EAGAIN` (one system call less per
-/// chunk). A read still copies at most what the pipe holds.
-const READ_SIZE: usize = 128 * 1024;
+/// Size of each pipe read.
+const READ_SIZE: usize = 64 * 1024;
 
 impl LocalEnv {
     /// Makes this process a child subreaper (Linux `PR_SET_CHILD_SUBREAPER`):
