@@ -534,3 +534,49 @@ pub(crate) fn format_elapsed(elapsed: Duration) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn output_wakes_waiters_only_on_an_until_match_and_at_the_end() {
+        let jobs = Jobs::default();
+        let Ok(job) = jobs.create("printer", false, 4, Err("no log here".to_owned())) else {
+            panic!("the job was not created");
+        };
+        let mut changes = job.subscribe();
+        job.push(b"compiling\n");
+        assert!(!changes.has_changed().unwrap(), "plain output woke waiters");
+        assert!(!job.watch_for(Some(regex::Regex::new("listening").unwrap())));
+        job.push(b"still compiling\n");
+        assert!(
+            !changes.has_changed().unwrap(),
+            "output without a match woke waiters"
+        );
+        job.push(b"listening on :8000\n");
+        assert!(
+            changes.has_changed().unwrap(),
+            "the match did not wake waiters"
+        );
+        assert!(job.until_matched());
+        changes.mark_unchanged();
+        job.push(b"listening again\n");
+        assert!(
+            !changes.has_changed().unwrap(),
+            "a second match woke waiters again"
+        );
+        jobs.finish(
+            &job,
+            &Ok(ExecOutcome {
+                status: ExitStatus::Code(0),
+                termination: Termination::Exited,
+            }),
+        );
+        assert!(
+            changes.has_changed().unwrap(),
+            "the end did not wake waiters"
+        );
+        assert_eq!(job.take_output(true).total_bytes, 61);
+    }
+}
