@@ -92,13 +92,24 @@ fn prefix_searcher() -> Option<&'static packed::Searcher> {
         .as_ref()
 }
 
+/// Prefix candidates that are not fragments, per block, before the rest of
+/// the block goes to the automaton of the whole fragments (text dense with
+/// `err`, `tra`, `ass` would otherwise cost a search call every few bytes).
+const MAX_MISSES: u32 = 64;
+
 /// The first position at or after `from` in folded `block` where a signal
-/// fragment starts.
-fn next_fragment(block: &[u8], mut from: usize, matcher: &AhoCorasick) -> Option<usize> {
+/// fragment starts. `misses` counts the candidates of this block that were
+/// not fragments.
+fn next_fragment(
+    block: &[u8],
+    mut from: usize,
+    matcher: &AhoCorasick,
+    misses: &mut u32,
+) -> Option<usize> {
     if from >= block.len() {
         return None;
     }
-    let Some(searcher) = prefix_searcher() else {
+    let Some(searcher) = prefix_searcher().filter(|_| *misses < MAX_MISSES) else {
         let input = Input::new(block).span(from..block.len());
         return matcher.find(input).map(|found| found.start());
     };
@@ -115,6 +126,10 @@ fn next_fragment(block: &[u8], mut from: usize, matcher: &AhoCorasick) -> Option
         }
         // A fragment may start inside a prefix that was not one (`trassert`).
         from = at + 1;
+        *misses += 1;
+        if *misses == MAX_MISSES {
+            return next_fragment(block, from, matcher, misses);
+        }
     }
     None
 }
@@ -206,7 +221,8 @@ impl SignalLines {
             }
             let buffer = &*buffer;
             let mut from = next_line_start.saturating_sub(block_start);
-            while let Some(found) = next_fragment(buffer, from, matcher) {
+            let mut misses = 0;
+            while let Some(found) = next_fragment(buffer, from, matcher, &mut misses) {
                 let at = block_start + found;
                 let before = bytes.get(..at).unwrap_or_default();
                 let start = memchr::memrchr(b'\n', before).map_or(0, |newline| newline + 1);
@@ -466,6 +482,28 @@ mod tests {
             }
             proptest::prop_assert_eq!(signals.total(), each.total());
         }
+    }
+
+    #[test]
+    fn text_dense_with_prefixes_that_are_not_fragments_is_scanned_alike() {
+        // Hundreds of `err`/`tra`/`ass` candidates per block send the rest of
+        // each block to the automaton; its findings must be the same.
+        let mut text = String::new();
+        let mut line = 0;
+        while text.len() < 3 * FOLD_BLOCK {
+            text.push_str(&"errTRAass".repeat(40));
+            if line % 5 == 0 {
+                text.push_str(" Error here");
+            }
+            text.push('\n');
+            line += 1;
+        }
+        let mut signals = SignalLines::default();
+        let newlines = signals.offer_text(&text, 1, 0);
+        assert_eq!(newlines as usize, text.matches('\n').count());
+        let found: Vec<SignalLine> = signals.lines().into_iter().cloned().collect();
+        assert_eq!(found, offered_each(&text, 1, 0));
+        assert_eq!(signals.total(), (line as u64).div_ceil(5));
     }
 
     #[test]
