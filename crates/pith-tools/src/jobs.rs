@@ -120,7 +120,10 @@ pub(crate) struct Job {
     started_at: SystemTime,
     log_path: Option<PathBuf>,
     state: Mutex<JobState>,
-    /// Bumped on every output chunk, on an `until` match and at the end.
+    /// Bumped on an `until` match and at the end. Not on every output chunk:
+    /// a waiter woken per 64 KiB chunk costs the printing job a thread
+    /// hand-off and a lock round per chunk (`settle` rereads the time of the
+    /// last output on its own timer instead).
     changed: watch::Sender<u64>,
     /// Cancelling it kills the job's tree.
     pub(crate) cancel: CancellationToken,
@@ -221,12 +224,14 @@ impl Job {
             state.log_error = Some(error.to_string());
         }
         state.unread.push(bytes);
+        let mut matched = false;
         if !state.until_matched
             && let Some(until) = state.until.clone()
         {
             let mut text = std::mem::take(&mut state.carry);
             text.push_str(&String::from_utf8_lossy(bytes));
             state.until_matched = until.is_match(&text);
+            matched = state.until_matched;
             let tail_start = text.rfind('\n').map_or(0, |at| at + 1);
             let mut start = tail_start.max(text.len().saturating_sub(UNTIL_CARRY));
             while !text.is_char_boundary(start) {
@@ -235,7 +240,9 @@ impl Job {
             state.carry = text.get(start..).unwrap_or_default().to_owned();
         }
         drop(state);
-        self.bump();
+        if matched {
+            self.bump();
+        }
     }
 
     /// Starts waiting for `until` in output that arrives from now on; returns
@@ -526,4 +533,50 @@ pub(crate) fn format_elapsed(elapsed: Duration) -> String {
         let _ = write!(out, "{}h{:02}m", seconds / 3600, (seconds % 3600) / 60);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn output_wakes_waiters_only_on_an_until_match_and_at_the_end() {
+        let jobs = Jobs::default();
+        let Ok(job) = jobs.create("printer", false, 4, Err("no log here".to_owned())) else {
+            panic!("the job was not created");
+        };
+        let mut changes = job.subscribe();
+        job.push(b"compiling\n");
+        assert!(!changes.has_changed().unwrap(), "plain output woke waiters");
+        assert!(!job.watch_for(Some(regex::Regex::new("listening").unwrap())));
+        job.push(b"still compiling\n");
+        assert!(
+            !changes.has_changed().unwrap(),
+            "output without a match woke waiters"
+        );
+        job.push(b"listening on :8000\n");
+        assert!(
+            changes.has_changed().unwrap(),
+            "the match did not wake waiters"
+        );
+        assert!(job.until_matched());
+        changes.mark_unchanged();
+        job.push(b"listening again\n");
+        assert!(
+            !changes.has_changed().unwrap(),
+            "a second match woke waiters again"
+        );
+        jobs.finish(
+            &job,
+            &Ok(ExecOutcome {
+                status: ExitStatus::Code(0),
+                termination: Termination::Exited,
+            }),
+        );
+        assert!(
+            changes.has_changed().unwrap(),
+            "the end did not wake waiters"
+        );
+        assert_eq!(job.take_output(true).total_bytes, 61);
+    }
 }
