@@ -279,6 +279,16 @@ pub trait FileSystem: Send + Sync {
     async fn write_atomic(&self, path: &Path, contents: &[u8]) -> Result<(), FsError>;
 
     /// Replaces (or creates) a file atomically, as [`write_atomic`](FileSystem::write_atomic)
+    /// does, with the concatenation of `parts` (an edit writes the unchanged
+    /// stretches of the old content and the replacements between them, never
+    /// building the new content whole). The default concatenates and calls
+    /// `write_atomic`; `LocalEnv` writes each part into the temp file in turn.
+    async fn write_atomic_parts(&self, path: &Path, parts: &[&[u8]]) -> Result<(), FsError> {
+        let bytes = parts.concat();
+        self.write_atomic(path, &bytes).await
+    }
+
+    /// Replaces (or creates) a file atomically, as [`write_atomic`](FileSystem::write_atomic)
     /// does, with bytes that arrive while it is written: `LocalEnv` writes each
     /// chunk into the temp file as it comes (and starts its writeback), so the
     /// transfer, the page-cache copy and the disk overlap; the far side of a

@@ -54,6 +54,12 @@ pub(super) fn write_atomic_blocking(path: &Path, contents: &[u8]) -> Result<(), 
     write_atomic_filled(path, &mut |file| writeback::write_all(file, contents))
 }
 
+/// Writes the concatenation of `parts` to `path` atomically (see
+/// [`write_atomic_blocking`]); runs on the blocking pool.
+pub(super) fn write_atomic_parts_blocking(path: &Path, parts: &[&[u8]]) -> Result<(), FsError> {
+    write_atomic_filled(path, &mut |file| writeback::write_parts(file, parts))
+}
+
 /// Writes the bytes of `stream` to `path` atomically as they arrive; runs on
 /// the blocking pool (it waits there for the chunks).
 pub(super) fn write_atomic_streamed_blocking(

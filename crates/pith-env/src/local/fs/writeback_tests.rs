@@ -130,3 +130,38 @@ async fn large_contents_are_written_in_slices_on_both_views() {
     }
     assert_eq!(names(dir.path()), ["f0.bin", "f1.bin"]);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_in_parts_holds_their_concatenation_plain_and_confined() {
+    let dir = tempfile::tempdir().unwrap();
+    // Parts that straddle the writeback slices, and an empty one.
+    let big: Vec<u8> = (0..super::SLICE + 12_345)
+        .map(|i| (i % 251) as u8)
+        .collect();
+    let parts: [&[u8]; 4] = [&big[..100], b"middle", &[], &big[100..]];
+    for (index, fs) in both(dir.path()).iter().enumerate() {
+        let path = dir.path().join(format!("parts-{index}.bin"));
+        std::fs::write(&path, b"old").unwrap();
+        fs.write_atomic_parts(&path, &parts).await.unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), parts.concat());
+        let small = dir.path().join(format!("small-{index}.txt"));
+        fs.write_atomic_parts(&small, &[b"a", b"b"]).await.unwrap();
+        assert_eq!(std::fs::read(&small).unwrap(), b"ab");
+    }
+    let mut left = names(dir.path());
+    left.sort();
+    assert_eq!(
+        left,
+        ["parts-0.bin", "parts-1.bin", "small-0.txt", "small-1.txt"]
+    );
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_write_in_parts_works_on_a_current_thread_runtime() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("f.txt");
+    for fs in both(dir.path()) {
+        fs.write_atomic_parts(&path, &[b"x", b"yz"]).await.unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"xyz");
+    }
+}
