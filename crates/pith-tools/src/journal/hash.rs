@@ -58,6 +58,31 @@ impl CheckpointedHash {
     }
 }
 
+impl CheckpointedHash {
+    /// The SHA-256 of the concatenation of `parts`, an edit of the content this
+    /// hashed that leaves its first `same` bytes as they were: from the last
+    /// checkpoint at or before `same`, without comparing or joining anything.
+    pub(crate) fn hash_of_parts(&self, same: usize, parts: &[&[u8]]) -> String {
+        let (at, state) = self
+            .marks
+            .iter()
+            .rev()
+            .find(|(at, _)| *at <= same)
+            .cloned()
+            .unwrap_or_else(|| (0, sha2::Sha256::new()));
+        let mut sha = state;
+        let mut offset = 0;
+        for part in parts {
+            let end = offset + part.len();
+            if end > at {
+                sha.update(part.get(at.saturating_sub(offset)..).unwrap_or_default());
+            }
+            offset = end;
+        }
+        crate::textfile::hex(&sha.finalize())
+    }
+}
+
 /// How many leading bytes `a` and `b` share (compared 64 KiB at a time).
 fn common_prefix(a: &[u8], b: &[u8]) -> usize {
     let mut same = 0;
@@ -101,6 +126,14 @@ mod tests {
             empty.hash_of_edit(b"", b"a"),
             pith_env::remote::sha256_hex(b"a")
         );
+        for (start, end, with) in [(0, 1, &b"X"[..]), (2 * SPACING + 7, 2 * SPACING + 9, b"")] {
+            let parts: [&[u8]; 3] = [&old[..start], with, &old[end..]];
+            assert_eq!(
+                hashed.hash_of_parts(start, &parts),
+                pith_env::remote::sha256_hex(&parts.concat()),
+                "{start}..{end}"
+            );
+        }
         assert_eq!(common_prefix(b"abc", b"abd"), 2);
         assert_eq!(common_prefix(b"ab", b"abc"), 2);
     }

@@ -1,0 +1,102 @@
+//! The plain exact edit of UTF-8 text, written without building the new content.
+//!
+//! When [`pith_text::locate_exact`] finds every `oldText` exactly once in UTF-8
+//! text without a BOM or `\r` (what the engine's first rung would take as is),
+//! the new content is the old bytes with the matched ranges replaced, and every
+//! cost of the edit follows the change rather than the file:
+//!
+//! - the diff and the patch narrow both texts to the changed lines piece by
+//!   piece (the engine's results, see `pith-text/src/spliced.rs`);
+//! - the journal's SHA-256 of the new content resumes from the old content's
+//!   checkpoint before the first change, fed the parts;
+//! - the session's fingerprint and line hashes are fed the parts beside the write;
+//! - the atomic write writes the parts into the temp file in turn
+//!   ([`FileSystem::write_atomic_parts`](pith_env::FileSystem::write_atomic_parts),
+//!   with early writeback), so no second copy of the file is made.
+//!
+//! Results, messages, `details`, the journal entry and the staleness record are
+//! those of the engine path (`run.rs`); anything else (fuzzy rungs, CRLF,
+//! BOMs, other encodings, `replaceAll`, errors) goes that way.
+
+use pith_env::Metadata;
+use pith_text::{ExactEdits, TextEncoding};
+use tokio_util::sync::CancellationToken;
+
+use super::run::{CONTEXT_LINES, EditJob, PARALLEL_BYTES, alongside, beside};
+use crate::journal::{self, Before, CallTag, CheckpointedHash, FileState};
+use crate::session::WrittenHashes;
+use crate::tool::{ToolError, ToolOutput};
+
+impl EditJob<'_> {
+    /// Writes the exact edit `exact` of `old` (the file's bytes, as checked
+    /// unchanged since the session read it) and returns the edit's result.
+    pub(super) async fn spliced(
+        &self,
+        metadata: &Metadata,
+        old: &[u8],
+        exact: ExactEdits<'_>,
+        cancel: &CancellationToken,
+    ) -> Result<ToolOutput, ToolError> {
+        let (fs, raw) = (self.fs, self.raw_path.as_str());
+        let journaled = self.context.config.journal.is_some();
+        // The journal's hash of the previous content runs beside the diff.
+        let (old_hash, (diff, patch)) = beside(
+            || journaled.then(|| CheckpointedHash::of(old)),
+            || {
+                (
+                    exact.display_diff(CONTEXT_LINES),
+                    exact.unified_patch(raw, CONTEXT_LINES),
+                )
+            },
+            journaled && old.len() >= PARALLEL_BYTES,
+        );
+        // Last check: once the atomic write starts it completes.
+        ToolError::check_cancelled(cancel)?;
+        let parts = exact.pieces();
+        let new_len = exact.new_len();
+        let same = exact.splices().first().map_or(0, |(range, _)| range.start);
+        let tag = CallTag::new("edit", &self.context.group);
+        let (before_hash, after) = match &old_hash {
+            Some(old_hash) => (
+                Some(old_hash.hash().to_owned()),
+                FileState::Content {
+                    hash: old_hash.hash_of_parts(same, &parts),
+                    len: new_len as u64,
+                    stored: false,
+                },
+            ),
+            None => (None, FileState::Absent),
+        };
+        let note = journal::record_hashed(
+            self.context,
+            &tag,
+            0,
+            &self.path,
+            match metadata.modified {
+                Some(modified) => Before::ContentAt(old, &self.path, modified),
+                None => Before::Content(old),
+            },
+            before_hash,
+            after,
+        )
+        .await;
+        let (written, hashes) = alongside(
+            fs.write_atomic_parts(&self.path, &parts),
+            || WrittenHashes::of_parts(&parts, new_len),
+            new_len >= PARALLEL_BYTES,
+        )
+        .await;
+        written.map_err(|error| self.failure(&error))?;
+        self.context
+            .session
+            .record_written_hashes(fs, &self.path, &parts, hashes)
+            .await;
+        Ok(self.output(
+            exact.matches().to_vec(),
+            TextEncoding::utf8(),
+            note,
+            diff,
+            patch,
+        ))
+    }
+}
