@@ -7,8 +7,8 @@
 //!
 //! - the diff and the patch narrow both texts to the changed lines piece by
 //!   piece (the engine's results, see `pith-text/src/spliced.rs`);
-//! - the journal's SHA-256 of the new content resumes from the old content's
-//!   checkpoint before the first change, fed the parts;
+//! - the journal's SHA-256 of the old and of the new content share the bytes
+//!   before the first change, then run on two threads, the new one fed the parts;
 //! - the session's fingerprint and line hashes are fed the parts beside the write;
 //! - the atomic write writes the parts into the temp file in turn
 //!   ([`FileSystem::write_atomic_parts`](pith_env::FileSystem::write_atomic_parts),
@@ -23,7 +23,7 @@ use pith_text::{ExactEdits, TextEncoding};
 use tokio_util::sync::CancellationToken;
 
 use super::run::{CONTEXT_LINES, EditJob, PARALLEL_BYTES, alongside, beside};
-use crate::journal::{self, Before, CallTag, CheckpointedHash, FileState};
+use crate::journal::{self, Before, CallTag, FileState, hashes_of_edit};
 use crate::session::WrittenHashes;
 use crate::tool::{ToolError, ToolOutput};
 
@@ -39,9 +39,12 @@ impl EditJob<'_> {
     ) -> Result<ToolOutput, ToolError> {
         let (fs, raw) = (self.fs, self.raw_path.as_str());
         let journaled = self.context.config.journal.is_some();
-        // The journal's hash of the previous content runs beside the diff.
-        let (old_hash, (diff, patch)) = beside(
-            || journaled.then(|| CheckpointedHash::of(old)),
+        let parts = exact.pieces();
+        let new_len = exact.new_len();
+        let same = exact.splices().first().map_or(0, |(range, _)| range.start);
+        // The journal's hashes of both contents run beside the diff.
+        let (hashes, (diff, patch)) = beside(
+            || journaled.then(|| hashes_of_edit(old, same, &parts)),
             || {
                 (
                     exact.display_diff(CONTEXT_LINES),
@@ -52,15 +55,12 @@ impl EditJob<'_> {
         );
         // Last check: once the atomic write starts it completes.
         ToolError::check_cancelled(cancel)?;
-        let parts = exact.pieces();
-        let new_len = exact.new_len();
-        let same = exact.splices().first().map_or(0, |(range, _)| range.start);
         let tag = CallTag::new("edit", &self.context.group);
-        let (before_hash, after) = match &old_hash {
-            Some(old_hash) => (
-                Some(old_hash.hash().to_owned()),
+        let (before_hash, after) = match hashes {
+            Some((old_hash, new_hash)) => (
+                Some(old_hash),
                 FileState::Content {
-                    hash: old_hash.hash_of_parts(same, &parts),
+                    hash: new_hash,
                     len: new_len as u64,
                     stored: false,
                 },
