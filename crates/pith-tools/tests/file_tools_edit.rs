@@ -393,7 +393,11 @@ async fn a_spliced_exact_edit_reports_what_the_engine_reports() {
             .await;
         assert!(!result.is_error, "{result:?}");
         let expected = old
-            .replacen("row 30000 ", &format!("row thirty thousand{ending}and one more "), 1)
+            .replacen(
+                "row 30000 ",
+                &format!("row thirty thousand{ending}and one more "),
+                1,
+            )
             .replacen("row 00002 yy", "second", 1)
             .replacen("row 39999 ", "", 1);
         assert!(fx.read("big.txt") == expected, "{ending:?}");

@@ -73,7 +73,10 @@ pub(crate) fn hashes_of_edit(old: &[u8], same: usize, parts: &[&[u8]]) -> (Strin
         for part in parts {
             let end = offset + part.len();
             if end > shared {
-                sha.update(part.get(shared.saturating_sub(offset)..).unwrap_or_default());
+                sha.update(
+                    part.get(shared.saturating_sub(offset)..)
+                        .unwrap_or_default(),
+                );
             }
             offset = end;
         }

@@ -447,6 +447,18 @@ impl Inner {
         })
     }
 
+    /// [`Inner::write_atomic_parts`] renamed only when `gate` says so.
+    fn write_atomic_parts_gated(
+        &self,
+        path: &Path,
+        parts: &[&[u8]],
+        gate: std::sync::mpsc::Receiver<bool>,
+    ) -> Result<(), FsError> {
+        let mut gated = super::atomic::gated_fill(parts, gate);
+        let result = self.write_with(path, false, &mut |_, _, out| gated.fill(out));
+        gated.result(path, result)
+    }
+
     /// [`Inner::write_atomic`] with bytes that arrive while it writes.
     fn write_atomic_streamed(&self, path: &Path, stream: &mut WriteStream) -> Result<(), FsError> {
         let size = stream.size();
@@ -595,6 +607,20 @@ impl FileSystem for LocalBeneath {
         let owned = path.to_path_buf();
         blocking_with_parts(path, parts, move |parts| {
             inner.write_atomic_parts(&owned, parts)
+        })
+        .await
+    }
+
+    async fn write_atomic_parts_gated(
+        &self,
+        path: &Path,
+        parts: &[&[u8]],
+        gate: std::sync::mpsc::Receiver<bool>,
+    ) -> Result<(), FsError> {
+        let inner = self.inner.clone();
+        let owned = path.to_path_buf();
+        blocking_with_parts(path, parts, move |parts| {
+            inner.write_atomic_parts_gated(&owned, parts, gate)
         })
         .await
     }

@@ -458,6 +458,19 @@ impl FileSystem for LocalEnv {
         .await
     }
 
+    async fn write_atomic_parts_gated(
+        &self,
+        path: &Path,
+        parts: &[&[u8]],
+        gate: std::sync::mpsc::Receiver<bool>,
+    ) -> Result<(), FsError> {
+        let owned = path.to_path_buf();
+        blocking_with_parts(path, parts, move |parts| {
+            atomic::write_atomic_parts_gated_blocking(&owned, parts, gate)
+        })
+        .await
+    }
+
     async fn write_atomic_streamed(
         &self,
         path: &Path,

@@ -165,3 +165,38 @@ async fn a_write_in_parts_works_on_a_current_thread_runtime() {
         assert_eq!(std::fs::read(&path).unwrap(), b"xyz");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gated_write_renames_only_when_the_gate_opens() {
+    let dir = tempfile::tempdir().unwrap();
+    for (index, fs) in both(dir.path()).iter().enumerate() {
+        let path = dir.path().join(format!("gated-{index}.txt"));
+        std::fs::write(&path, b"old").unwrap();
+        // Closed (the sender says no, or goes away): nothing changes, no temp file.
+        for say in [Some(false), None] {
+            let (gate, gated) = std::sync::mpsc::channel();
+            match say {
+                Some(open) => gate.send(open).unwrap(),
+                None => drop(gate),
+            }
+            let error = fs
+                .write_atomic_parts_gated(&path, &[b"new"], gated)
+                .await
+                .unwrap_err();
+            assert_eq!(error.kind, FsErrorKind::Cancelled);
+            assert_eq!(std::fs::read(&path).unwrap(), b"old");
+        }
+        // Opened from another thread while the write waits.
+        let (gate, gated) = std::sync::mpsc::channel();
+        let opener = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            gate.send(true).unwrap();
+        });
+        fs.write_atomic_parts_gated(&path, &[b"ne", b"w"], gated)
+            .await
+            .unwrap();
+        opener.join().unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"new");
+    }
+    assert_eq!(names(dir.path()), ["gated-0.txt", "gated-1.txt"]);
+}
