@@ -26,6 +26,8 @@ pub struct ExactEdits<'a> {
     /// Byte ranges of `original` and their replacements, sorted, not overlapping.
     splices: Vec<(Range<usize>, &'a str)>,
     matches: Vec<EditMatch>,
+    /// Newlines of `original` before the first splice.
+    lines_before: usize,
 }
 
 /// The edits as splices of `original` when each is an exact, unique match the
@@ -71,6 +73,10 @@ pub fn locate_exact<'a>(
         return None;
     }
     let matches = line_numbers(original, &located);
+    let lines_before = located
+        .first()
+        .and_then(|first| matches.iter().find(|found| found.index == first.index))
+        .map_or(0, |found| found.start_line - 1);
     let splices = located
         .iter()
         .map(|edit| (edit.range.clone(), edits[edit.index].new_text.as_str()))
@@ -79,6 +85,7 @@ pub fn locate_exact<'a>(
         original,
         splices,
         matches,
+        lines_before,
     })
 }
 
@@ -134,7 +141,7 @@ impl<'a> ExactEdits<'a> {
     /// [`display_diff`](crate::display_diff) of the original and the new text.
     #[must_use]
     pub fn display_diff(&self, context: usize) -> DisplayDiff {
-        let old_lines = count_newlines(self.original.as_bytes());
+        let old_lines = self.newlines_before(self.original.len());
         let new_lines = self
             .splices
             .iter()
@@ -232,7 +239,19 @@ impl<'a> ExactEdits<'a> {
         Middle {
             old: old.get(start..old.len() - dropped).unwrap_or(old),
             new,
-            skipped_lines: count_newlines(old.as_bytes().get(..start).unwrap_or_default()),
+            skipped_lines: self.newlines_before(start),
+        }
+    }
+
+    /// Newlines of the original before byte `at`, counted from the first splice
+    /// (whose line the matches know already).
+    fn newlines_before(&self, at: usize) -> usize {
+        let bytes = self.original.as_bytes();
+        let first = self.splices.first().map_or(0, |(range, _)| range.start);
+        if at >= first {
+            self.lines_before + count_newlines(bytes.get(first..at).unwrap_or_default())
+        } else {
+            self.lines_before - count_newlines(bytes.get(at..first).unwrap_or_default())
         }
     }
 }
