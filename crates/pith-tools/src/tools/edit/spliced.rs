@@ -106,13 +106,13 @@ impl EditJob<'_> {
                         let (hashes, diff_patch) = prepare();
                         // Last check: once the gate opens the write completes.
                         let go = !cancel.is_cancelled();
-                        let note = if go {
-                            handle.block_on(record(hashes))
-                        } else {
-                            None
-                        };
+                        // The session's hashes run while the journal waits for its fsyncs.
+                        let (written_hashes, note) = beside(
+                            || WrittenHashes::of_parts(&parts, new_len),
+                            || go.then(|| handle.block_on(record(hashes))).flatten(),
+                            true,
+                        );
                         let _ = gate.send(go);
-                        let written_hashes = WrittenHashes::of_parts(&parts, new_len);
                         match writer.join() {
                             Ok(written) => (go, (note, written, written_hashes, diff_patch)),
                             Err(panic) => std::panic::resume_unwind(panic),
