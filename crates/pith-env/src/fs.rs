@@ -279,6 +279,39 @@ pub trait FileSystem: Send + Sync {
     async fn write_atomic(&self, path: &Path, contents: &[u8]) -> Result<(), FsError>;
 
     /// Replaces (or creates) a file atomically, as [`write_atomic`](FileSystem::write_atomic)
+    /// does, with the concatenation of `parts` (an edit writes the unchanged
+    /// stretches of the old content and the replacements between them, never
+    /// building the new content whole). The default concatenates and calls
+    /// `write_atomic`; `LocalEnv` writes each part into the temp file in turn.
+    async fn write_atomic_parts(&self, path: &Path, parts: &[&[u8]]) -> Result<(), FsError> {
+        let bytes = parts.concat();
+        self.write_atomic(path, &bytes).await
+    }
+
+    /// [`write_atomic_parts`](FileSystem::write_atomic_parts) that makes the new
+    /// file visible only when `gate` says so: the parts are written into the temp
+    /// file and synced, then it waits for the gate; `true` renames it over `path`,
+    /// `false` (or a sender dropped without a word) discards it and fails with
+    /// [`FsErrorKind::Cancelled`](crate::FsErrorKind::Cancelled), the file untouched.
+    /// A caller runs it beside what must precede the rename (the undo journal's
+    /// record), so the bytes go to the disk meanwhile. The default waits for the
+    /// gate first, then writes.
+    async fn write_atomic_parts_gated(
+        &self,
+        path: &Path,
+        parts: &[&[u8]],
+        gate: std::sync::mpsc::Receiver<bool>,
+    ) -> Result<(), FsError> {
+        let open = tokio::task::spawn_blocking(move || gate.recv().unwrap_or(false))
+            .await
+            .unwrap_or(false);
+        if !open {
+            return Err(FsError::new(crate::FsErrorKind::Cancelled, path));
+        }
+        self.write_atomic_parts(path, parts).await
+    }
+
+    /// Replaces (or creates) a file atomically, as [`write_atomic`](FileSystem::write_atomic)
     /// does, with bytes that arrive while it is written: `LocalEnv` writes each
     /// chunk into the temp file as it comes (and starts its writeback), so the
     /// transfer, the page-cache copy and the disk overlap; the far side of a

@@ -76,8 +76,13 @@ fn runs<'a>(diff: &'a TextDiff<'a, 'a, str>) -> Vec<Run<'a>> {
 #[must_use]
 pub fn display_diff(old: &str, new: &str, context: usize) -> DisplayDiff {
     let largest = count_newlines(old.as_bytes()).max(count_newlines(new.as_bytes())) + 1;
+    display_diff_of(&Middle::new(old, new, context + 1), largest, context)
+}
+
+/// [`display_diff`] of texts already narrowed to `middle` (with `context + 1` lines kept),
+/// whose longer text has `largest` lines counting a last one without a newline.
+pub(crate) fn display_diff_of(middle: &Middle<'_>, largest: usize, context: usize) -> DisplayDiff {
     let width = largest.to_string().len();
-    let middle = Middle::new(old, new, context + 1);
     let diff = line_diff(middle.old, middle.new);
     let runs = runs(&diff);
     let skip = format!(" {} ...", " ".repeat(width));
@@ -152,7 +157,11 @@ pub fn display_diff(old: &str, new: &str, context: usize) -> DisplayDiff {
 /// markers. It always ends with a newline, and `patch` or `git apply` apply it to `old`.
 #[must_use]
 pub fn unified_patch(path: &str, old: &str, new: &str, context: usize) -> String {
-    let middle = Middle::new(old, new, context + 1);
+    unified_patch_of(path, &Middle::new(old, new, context + 1), context)
+}
+
+/// [`unified_patch`] of texts already narrowed to `middle` (with `context + 1` lines kept).
+pub(crate) fn unified_patch_of(path: &str, middle: &Middle<'_>, context: usize) -> String {
     let diff = line_diff(middle.old, middle.new);
     let skipped = middle.skipped_lines;
     let mut out = format!("--- {path}\n+++ {path}\n");

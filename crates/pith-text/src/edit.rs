@@ -100,11 +100,11 @@ impl EditResult<'_> {
 }
 
 /// One located edit: `range` of the LF text becomes `replacement`.
-struct Located<'a> {
-    index: usize,
-    tier: MatchTier,
-    range: Range<usize>,
-    replacement: Cow<'a, str>,
+pub(crate) struct Located<'a> {
+    pub(crate) index: usize,
+    pub(crate) tier: MatchTier,
+    pub(crate) range: Range<usize>,
+    pub(crate) replacement: Cow<'a, str>,
 }
 
 /// Applies `edits` to `original` (a whole file's text), all or nothing.
@@ -401,7 +401,7 @@ fn splice(text: &str, located: &[Located<'_>]) -> String {
 }
 
 /// Match info for the sorted `located` edits, returned in edit order; one pass over `text`.
-fn line_numbers(text: &str, located: &[Located<'_>]) -> Vec<EditMatch> {
+pub(crate) fn line_numbers(text: &str, located: &[Located<'_>]) -> Vec<EditMatch> {
     let bytes = text.as_bytes();
     let mut line = 1;
     let mut counted = 0;

@@ -92,6 +92,7 @@ mod normalize;
 mod patch;
 mod search;
 mod signal;
+mod spliced;
 mod style;
 mod truncate;
 mod whitespace;
@@ -116,6 +117,7 @@ pub use signal::{
     MAX_SIGNAL_LINES, SIGNAL_LINE_CHARS, SignalLine, SignalLines, format_count, is_signal_line,
     omission_marker,
 };
+pub use spliced::{ExactEdits, locate_exact};
 pub use truncate::{
     DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, MAX_LINE_CHARS, TruncatedBy, Truncation,
     TruncationLimits, clip_line, count_lines, format_size, truncate_head, truncate_tail,

@@ -45,7 +45,7 @@ impl<'a> Middle<'a> {
     }
 }
 
-fn common_prefix(left: &[u8], right: &[u8]) -> usize {
+pub(crate) fn common_prefix(left: &[u8], right: &[u8]) -> usize {
     // Block compares run at memcmp speed; the last block is finished byte by byte.
     const BLOCK: usize = 4096;
     let mut length = 0;
@@ -60,7 +60,7 @@ fn common_prefix(left: &[u8], right: &[u8]) -> usize {
     length + rest.take_while(|(a, b)| a == b).count()
 }
 
-fn common_suffix(left: &[u8], right: &[u8]) -> usize {
+pub(crate) fn common_suffix(left: &[u8], right: &[u8]) -> usize {
     const BLOCK: usize = 4096;
     let mut length = 0;
     while length + BLOCK <= left.len().min(right.len())

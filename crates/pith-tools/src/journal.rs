@@ -41,7 +41,7 @@ mod stream;
 pub(crate) mod undo;
 mod when;
 
-pub(crate) use hash::CheckpointedHash;
+pub(crate) use hash::{CheckpointedHash, hashes_of_edit};
 pub(crate) use stream::Unread;
 #[cfg(unix)]
 use stream::same_bytes;

@@ -140,6 +140,42 @@ impl WrittenHashes {
             }
         })
     }
+
+    /// [`WrittenHashes::of`] for UTF-8 text without a BOM given as consecutive
+    /// `parts` (an edit's unchanged stretches and replacements), `len` bytes in all.
+    pub(crate) fn of_parts(parts: &[&[u8]], len: usize) -> WrittenHashes {
+        let hashed = len as u64 <= HASHED_MAX_BYTES;
+        let content = || {
+            hashed.then(|| {
+                let mut hasher = ContentHasher::new();
+                for part in parts {
+                    hasher.update(part);
+                }
+                hasher.finish()
+            })
+        };
+        let lines = || {
+            let mut hasher = pith_text::LineHasher::new();
+            for part in parts {
+                hasher.update(part);
+            }
+            hasher.finish()
+        };
+        if !hashed || len < PARALLEL_HASH_BYTES {
+            return WrittenHashes {
+                content: content(),
+                lines: lines(),
+            };
+        }
+        std::thread::scope(|scope| {
+            let lines = scope.spawn(lines);
+            let content = content();
+            WrittenHashes {
+                content,
+                lines: lines.join().ok().flatten(),
+            }
+        })
+    }
 }
 
 /// 16 hex digits from std's randomly keyed hasher (no extra dependency), made
@@ -287,7 +323,7 @@ impl Session {
         text: &str,
     ) {
         let hashes = WrittenHashes::of(bytes, text);
-        self.record_written_hashes(fs, path, bytes, hashes).await;
+        self.record_written_hashes(fs, path, &[bytes], hashes).await;
     }
 
     /// [`Session::record_written_text`] with the hashes computed already
@@ -296,12 +332,12 @@ impl Session {
         &self,
         fs: &dyn FileSystem,
         path: &Path,
-        bytes: &[u8],
+        parts: &[&[u8]],
         hashes: WrittenHashes,
     ) {
         let fingerprint = match hashes.content {
             Some(content) => content,
-            None => self.written_fingerprint(fs, path, bytes).await,
+            None => self.written_fingerprint(fs, path, parts).await,
         };
         self.record_seen_lines(fs, path, fingerprint, hashes.lines)
             .await;
@@ -311,9 +347,17 @@ impl Session {
         &self,
         fs: &dyn FileSystem,
         path: &Path,
-        bytes: &[u8],
+        parts: &[&[u8]],
     ) -> Fingerprint {
-        if bytes.len() as u64 > HASHED_MAX_BYTES {
+        let of_parts = || {
+            let mut hasher = ContentHasher::new();
+            for part in parts {
+                hasher.update(part);
+            }
+            hasher.finish()
+        };
+        let len: usize = parts.iter().map(|part| part.len()).sum();
+        if len as u64 > HASHED_MAX_BYTES {
             match fs
                 .metadata(path)
                 .await
@@ -321,10 +365,10 @@ impl Session {
                 .and_then(|m| Fingerprint::stamp(&m))
             {
                 Some(stamp) => stamp,
-                None => Fingerprint::of(bytes),
+                None => of_parts(),
             }
         } else {
-            Fingerprint::of(bytes)
+            of_parts()
         }
     }
 

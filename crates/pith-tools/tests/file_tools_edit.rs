@@ -369,3 +369,49 @@ async fn edits_and_writes_through_a_symlink_alias_are_serialised_with_the_target
     );
     assert_eq!(content.lines().count(), 1000);
 }
+
+/// A plain exact edit of LF text is written from the old bytes and the replacements
+/// (`edit/spliced.rs`); the same edit of the CRLF copy goes through the engine. Both
+/// report the same: text, diff, patch, matches and first changed line.
+#[tokio::test]
+async fn a_spliced_exact_edit_reports_what_the_engine_reports() {
+    let lines: Vec<String> = (0..40_000)
+        .map(|n| format!("row {n:05} {}", "y".repeat(30)))
+        .collect();
+    let edits = json!([
+        {"oldText": "row 30000 ", "newText": "row thirty thousand\nand one more "},
+        {"oldText": "row 00002 yy", "newText": "second"},
+        {"oldText": "row 39999 ", "newText": ""},
+    ]);
+    let mut reports = Vec::new();
+    for ending in ["\n", "\r\n"] {
+        let fx = Fixture::new();
+        let old = lines.join(ending) + ending;
+        fx.write("big.txt", &old);
+        let result = fx
+            .call("edit", json!({"path": "big.txt", "edits": edits}))
+            .await;
+        assert!(!result.is_error, "{result:?}");
+        let expected = old
+            .replacen(
+                "row 30000 ",
+                &format!("row thirty thousand{ending}and one more "),
+                1,
+            )
+            .replacen("row 00002 yy", "second", 1)
+            .replacen("row 39999 ", "", 1);
+        assert!(fx.read("big.txt") == expected, "{ending:?}");
+        let mut details = result.details.clone().unwrap();
+        details.as_object_mut().unwrap().remove("encoding");
+        reports.push((result.text_content(), details, result.structured.clone()));
+    }
+    assert_eq!(reports[0], reports[1]);
+    assert_eq!(
+        reports[0].1["matches"],
+        json!([
+            {"index": 0, "tier": "exact", "startLine": 30001, "endLine": 30001},
+            {"index": 1, "tier": "exact", "startLine": 3, "endLine": 3},
+            {"index": 2, "tier": "exact", "startLine": 40000, "endLine": 40000},
+        ])
+    );
+}

@@ -58,6 +58,41 @@ impl CheckpointedHash {
     }
 }
 
+/// The SHA-256 of `old` and of the concatenation of `parts`, an edit of `old`
+/// that leaves its first `same` bytes as they were: those bytes are hashed
+/// once, then the rest of each content on its own thread from a copy of that
+/// state (a change in the middle of 20 MiB costs the time of 20 MiB hashed, not 30).
+pub(crate) fn hashes_of_edit(old: &[u8], same: usize, parts: &[&[u8]]) -> (String, String) {
+    let shared = same.min(old.len());
+    let mut sha = sha2::Sha256::new();
+    sha.update(old.get(..shared).unwrap_or_default());
+    let new_state = sha.clone();
+    let new_hash = move || {
+        let mut sha = new_state;
+        let mut offset = 0;
+        for part in parts {
+            let end = offset + part.len();
+            if end > shared {
+                sha.update(
+                    part.get(shared.saturating_sub(offset)..)
+                        .unwrap_or_default(),
+                );
+            }
+            offset = end;
+        }
+        crate::textfile::hex(&sha.finalize())
+    };
+    std::thread::scope(|scope| {
+        let new = scope.spawn(new_hash);
+        sha.update(old.get(shared..).unwrap_or_default());
+        let old_hash = crate::textfile::hex(&sha.finalize());
+        match new.join() {
+            Ok(new_hash) => (old_hash, new_hash),
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+    })
+}
+
 /// How many leading bytes `a` and `b` share (compared 64 KiB at a time).
 fn common_prefix(a: &[u8], b: &[u8]) -> usize {
     let mut same = 0;
@@ -101,6 +136,16 @@ mod tests {
             empty.hash_of_edit(b"", b"a"),
             pith_env::remote::sha256_hex(b"a")
         );
+        for (start, end, with) in [(5, 9, &b"new"[..]), (2 * SPACING + 3, old.len(), b"")] {
+            let parts: [&[u8]; 3] = [&old[..start], with, &old[end..]];
+            assert_eq!(
+                hashes_of_edit(&old, start, &parts),
+                (
+                    pith_env::remote::sha256_hex(&old),
+                    pith_env::remote::sha256_hex(&parts.concat())
+                ),
+            );
+        }
         assert_eq!(common_prefix(b"abc", b"abd"), 2);
         assert_eq!(common_prefix(b"ab", b"abc"), 2);
     }

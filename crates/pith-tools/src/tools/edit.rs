@@ -8,6 +8,7 @@
 mod large;
 mod repair;
 mod run;
+mod spliced;
 
 use async_trait::async_trait;
 use schemars::JsonSchema;

@@ -54,6 +54,67 @@ pub(super) fn write_atomic_blocking(path: &Path, contents: &[u8]) -> Result<(), 
     write_atomic_filled(path, &mut |file| writeback::write_all(file, contents))
 }
 
+/// Writes the concatenation of `parts` to `path` atomically (see
+/// [`write_atomic_blocking`]); runs on the blocking pool.
+pub(super) fn write_atomic_parts_blocking(path: &Path, parts: &[&[u8]]) -> Result<(), FsError> {
+    write_atomic_filled(path, &mut |file| writeback::write_parts(file, parts))
+}
+
+/// [`write_atomic_parts_blocking`] that renames only when `gate` says `true`
+/// (see `FileSystem::write_atomic_parts_gated`): the parts are written and the
+/// temp file synced before it waits.
+pub(super) fn write_atomic_parts_gated_blocking(
+    path: &Path,
+    parts: &[&[u8]],
+    gate: std::sync::mpsc::Receiver<bool>,
+) -> Result<(), FsError> {
+    let mut gated = gated_fill(parts, gate);
+    let result = write_atomic_filled(path, &mut |file| gated.fill(file));
+    gated.result(path, result)
+}
+
+/// The fill of a gated write: the parts, a sync, then the gate (asked once).
+pub(super) struct GatedFill<'a> {
+    parts: &'a [&'a [u8]],
+    gate: std::sync::mpsc::Receiver<bool>,
+    open: Option<bool>,
+}
+
+pub(super) fn gated_fill<'a>(
+    parts: &'a [&'a [u8]],
+    gate: std::sync::mpsc::Receiver<bool>,
+) -> GatedFill<'a> {
+    GatedFill {
+        parts,
+        gate,
+        open: None,
+    }
+}
+
+impl GatedFill<'_> {
+    pub(super) fn fill(&mut self, file: &mut File) -> io::Result<()> {
+        writeback::write_parts(file, self.parts)?;
+        file.sync_data()?;
+        let gate = &self.gate;
+        if *self
+            .open
+            .get_or_insert_with(|| gate.recv().unwrap_or(false))
+        {
+            Ok(())
+        } else {
+            Err(io::Error::from(io::ErrorKind::Interrupted))
+        }
+    }
+
+    /// The write's result: called off when the gate said no.
+    pub(super) fn result(&self, path: &Path, result: Result<(), FsError>) -> Result<(), FsError> {
+        if self.open == Some(false) {
+            return Err(FsError::new(FsErrorKind::Cancelled, path));
+        }
+        result
+    }
+}
+
 /// Writes the bytes of `stream` to `path` atomically as they arrive; runs on
 /// the blocking pool (it waits there for the chunks).
 pub(super) fn write_atomic_streamed_blocking(

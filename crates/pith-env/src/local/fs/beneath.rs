@@ -50,7 +50,7 @@ use super::kind::{convert, kind_of_mode, mode_of, special_error, special_kind};
 use super::resolve::{Found, Root, Walk, nearest_real, os_error, retry, walk};
 use super::temp::{Filler, TempIn};
 use super::writeback::StreamFill;
-use super::{LocalReader, blocking, blocking_with};
+use super::{LocalReader, blocking, blocking_with, blocking_with_parts};
 use crate::fs::check_splices;
 use crate::{
     Confinement, DirEntry, FileKind, FileReader, FileSystem, FsError, FsErrorKind, Metadata,
@@ -493,6 +493,25 @@ impl Inner {
         })
     }
 
+    /// [`Inner::write_atomic`] with the content in parts.
+    fn write_atomic_parts(&self, path: &Path, parts: &[&[u8]]) -> Result<(), FsError> {
+        self.write_with(path, false, &mut |_, _, out| {
+            super::writeback::write_parts(out, parts)
+        })
+    }
+
+    /// [`Inner::write_atomic_parts`] renamed only when `gate` says so.
+    fn write_atomic_parts_gated(
+        &self,
+        path: &Path,
+        parts: &[&[u8]],
+        gate: std::sync::mpsc::Receiver<bool>,
+    ) -> Result<(), FsError> {
+        let mut gated = super::atomic::gated_fill(parts, gate);
+        let result = self.write_with(path, false, &mut |_, _, out| gated.fill(out));
+        gated.result(path, result)
+    }
+
     /// [`Inner::write_atomic`] with bytes that arrive while it writes.
     fn write_atomic_streamed(&self, path: &Path, stream: &mut WriteStream) -> Result<(), FsError> {
         let size = stream.size();
@@ -632,6 +651,29 @@ impl FileSystem for LocalBeneath {
         let owned = path.to_path_buf();
         blocking_with(path, contents, move |contents| {
             inner.write_atomic(&owned, contents)
+        })
+        .await
+    }
+
+    async fn write_atomic_parts(&self, path: &Path, parts: &[&[u8]]) -> Result<(), FsError> {
+        let inner = self.inner.clone();
+        let owned = path.to_path_buf();
+        blocking_with_parts(path, parts, move |parts| {
+            inner.write_atomic_parts(&owned, parts)
+        })
+        .await
+    }
+
+    async fn write_atomic_parts_gated(
+        &self,
+        path: &Path,
+        parts: &[&[u8]],
+        gate: std::sync::mpsc::Receiver<bool>,
+    ) -> Result<(), FsError> {
+        let inner = self.inner.clone();
+        let owned = path.to_path_buf();
+        blocking_with_parts(path, parts, move |parts| {
+            inner.write_atomic_parts_gated(&owned, parts, gate)
         })
         .await
     }

@@ -78,6 +78,23 @@ where
     blocking(path, move || work(&owned)).await
 }
 
+/// [`blocking_with`] for content in parts: in place on a multi-threaded runtime,
+/// else on the blocking pool with the parts joined into one copy.
+async fn blocking_with_parts<T, F>(path: &Path, parts: &[&[u8]], work: F) -> Result<T, FsError>
+where
+    T: Send + 'static,
+    F: FnOnce(&[&[u8]]) -> Result<T, FsError> + Send + 'static,
+{
+    use tokio::runtime::{Handle, RuntimeFlavor};
+    if Handle::try_current()
+        .is_ok_and(|handle| handle.runtime_flavor() == RuntimeFlavor::MultiThread)
+    {
+        return tokio::task::block_in_place(|| work(parts));
+    }
+    let owned = parts.concat();
+    blocking(path, move || work(&[&owned])).await
+}
+
 fn kind_of(file_type: fs::FileType) -> FileKind {
     if file_type.is_symlink() {
         FileKind::Symlink
@@ -466,6 +483,27 @@ impl FileSystem for LocalEnv {
         let owned = path.to_path_buf();
         blocking_with(path, contents, move |contents| {
             atomic::write_atomic_blocking(&owned, contents)
+        })
+        .await
+    }
+
+    async fn write_atomic_parts(&self, path: &Path, parts: &[&[u8]]) -> Result<(), FsError> {
+        let owned = path.to_path_buf();
+        blocking_with_parts(path, parts, move |parts| {
+            atomic::write_atomic_parts_blocking(&owned, parts)
+        })
+        .await
+    }
+
+    async fn write_atomic_parts_gated(
+        &self,
+        path: &Path,
+        parts: &[&[u8]],
+        gate: std::sync::mpsc::Receiver<bool>,
+    ) -> Result<(), FsError> {
+        let owned = path.to_path_buf();
+        blocking_with_parts(path, parts, move |parts| {
+            atomic::write_atomic_parts_gated_blocking(&owned, parts, gate)
         })
         .await
     }

@@ -35,6 +35,33 @@ pub(super) fn write_all(file: &mut File, contents: &[u8]) -> io::Result<()> {
     Ok(())
 }
 
+/// Writes the concatenation of `parts` into `file`, starting the writeback of
+/// each [`SLICE`] bytes written, as [`write_all`] does for one part.
+pub(super) fn write_parts(file: &mut File, parts: &[&[u8]]) -> io::Result<()> {
+    let total: usize = parts.iter().map(|part| part.len()).sum();
+    if total <= SLICE {
+        for part in parts {
+            file.write_all(part)?;
+        }
+        return Ok(());
+    }
+    let (mut offset, mut started) = (0_u64, 0_u64);
+    for part in parts {
+        for slice in part.chunks(SLICE) {
+            file.write_all(slice)?;
+            offset += slice.len() as u64;
+            if offset - started >= SLICE as u64 {
+                start_writeback(file, started, offset - started);
+                started = offset;
+            }
+        }
+    }
+    if offset > started {
+        start_writeback(file, started, offset - started);
+    }
+    Ok(())
+}
+
 /// Why a streamed fill stopped short of its size or ran past it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum StreamProblem {

@@ -130,3 +130,73 @@ async fn large_contents_are_written_in_slices_on_both_views() {
     }
     assert_eq!(names(dir.path()), ["f0.bin", "f1.bin"]);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_in_parts_holds_their_concatenation_plain_and_confined() {
+    let dir = tempfile::tempdir().unwrap();
+    // Parts that straddle the writeback slices, and an empty one.
+    let big: Vec<u8> = (0..super::SLICE + 12_345)
+        .map(|i| (i % 251) as u8)
+        .collect();
+    let parts: [&[u8]; 4] = [&big[..100], b"middle", &[], &big[100..]];
+    for (index, fs) in both(dir.path()).iter().enumerate() {
+        let path = dir.path().join(format!("parts-{index}.bin"));
+        std::fs::write(&path, b"old").unwrap();
+        fs.write_atomic_parts(&path, &parts).await.unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), parts.concat());
+        let small = dir.path().join(format!("small-{index}.txt"));
+        fs.write_atomic_parts(&small, &[b"a", b"b"]).await.unwrap();
+        assert_eq!(std::fs::read(&small).unwrap(), b"ab");
+    }
+    let mut left = names(dir.path());
+    left.sort();
+    assert_eq!(
+        left,
+        ["parts-0.bin", "parts-1.bin", "small-0.txt", "small-1.txt"]
+    );
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_write_in_parts_works_on_a_current_thread_runtime() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("f.txt");
+    for fs in both(dir.path()) {
+        fs.write_atomic_parts(&path, &[b"x", b"yz"]).await.unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"xyz");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gated_write_renames_only_when_the_gate_opens() {
+    let dir = tempfile::tempdir().unwrap();
+    for (index, fs) in both(dir.path()).iter().enumerate() {
+        let path = dir.path().join(format!("gated-{index}.txt"));
+        std::fs::write(&path, b"old").unwrap();
+        // Closed (the sender says no, or goes away): nothing changes, no temp file.
+        for say in [Some(false), None] {
+            let (gate, gated) = std::sync::mpsc::channel();
+            match say {
+                Some(open) => gate.send(open).unwrap(),
+                None => drop(gate),
+            }
+            let error = fs
+                .write_atomic_parts_gated(&path, &[b"new"], gated)
+                .await
+                .unwrap_err();
+            assert_eq!(error.kind, FsErrorKind::Cancelled);
+            assert_eq!(std::fs::read(&path).unwrap(), b"old");
+        }
+        // Opened from another thread while the write waits.
+        let (gate, gated) = std::sync::mpsc::channel();
+        let opener = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            gate.send(true).unwrap();
+        });
+        fs.write_atomic_parts_gated(&path, &[b"ne", b"w"], gated)
+            .await
+            .unwrap();
+        opener.join().unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"new");
+    }
+    assert_eq!(names(dir.path()), ["gated-0.txt", "gated-1.txt"]);
+}

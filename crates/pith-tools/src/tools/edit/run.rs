@@ -3,7 +3,10 @@
 use std::path::PathBuf;
 
 use pith_env::{FileKind, FileSystem, FsError, FsErrorKind, Metadata};
-use pith_text::{Edit, apply_edits_borrowed, check_representable, display_diff, unified_patch};
+use pith_text::{
+    DisplayDiff, Edit, EditMatch, TextEncoding, apply_edits_borrowed, check_representable,
+    display_diff, locate_exact, unified_patch,
+};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
@@ -16,7 +19,7 @@ use crate::textfile::{LoadedText, check_unchanged, encoding_note};
 use crate::tool::{ToolContext, ToolError, ToolOutput};
 
 /// Context lines around each change in the diff and the patch.
-const CONTEXT_LINES: usize = 4;
+pub(super) const CONTEXT_LINES: usize = 4;
 
 /// One edit call's work.
 pub(super) struct EditJob<'a> {
@@ -73,6 +76,13 @@ impl EditJob<'_> {
         check_unchanged(self.context, fs, &self.path, &loaded, raw, "edit").await?;
         aborted()?;
         let encoding = loaded.encoding();
+        // A plain exact edit of UTF-8 text is written from the old bytes and the
+        // replacements, never built whole (see `spliced.rs`).
+        if encoding == TextEncoding::utf8()
+            && let Some(exact) = locate_exact(loaded.text(), &self.edits, &self.replace_all)
+        {
+            return self.spliced(&metadata, loaded.bytes(), exact, cancel).await;
+        }
         if !encoding.is_utf8() {
             for (index, edit) in self.edits.iter().enumerate() {
                 check_representable(&edit.new_text, encoding).map_err(|error| {
@@ -152,14 +162,27 @@ impl EditJob<'_> {
         written.map_err(|error| self.failure(&error))?;
         self.context
             .session
-            .record_written_hashes(fs, &self.path, &bytes, hashes)
+            .record_written_hashes(fs, &self.path, &[&bytes], hashes)
             .await;
-        let mut text = messages::replaced(outcome.matches.len(), raw);
-        if let Some(note) = replace_all_note(&outcome.matches, &self.replace_all) {
+        Ok(self.output(outcome.matches, encoding, note, diff, patch))
+    }
+
+    /// The result of an edit that was written: `note` is the journal's, if any.
+    pub(super) fn output(
+        &self,
+        matches: Vec<EditMatch>,
+        encoding: TextEncoding,
+        note: Option<String>,
+        diff: DisplayDiff,
+        patch: String,
+    ) -> ToolOutput {
+        let raw = self.raw_path.as_str();
+        let mut text = messages::replaced(matches.len(), raw);
+        if let Some(note) = replace_all_note(&matches, &self.replace_all) {
             text.push('\n');
             text.push_str(&note);
         }
-        if let Some(note) = fuzzy_note(&outcome.matches) {
+        if let Some(note) = fuzzy_note(&matches) {
             text.push('\n');
             text.push_str(&note);
         }
@@ -170,19 +193,19 @@ impl EditJob<'_> {
         }
         let structured = json!({
             "path": raw,
-            "replaced": outcome.matches.len(),
-            "matches": outcome.matches,
+            "replaced": matches.len(),
+            "matches": matches,
             "firstChangedLine": diff.first_changed_line,
         });
-        Ok(ToolOutput::text(text)
+        ToolOutput::text(text)
             .with_structured(structured)
             .with_details_of(&EditDetails {
                 diff: diff.diff,
                 patch,
                 first_changed_line: diff.first_changed_line.map(|line| line as u64),
-                matches: outcome.matches,
+                matches,
                 encoding: Some(encoding.describe()),
-            }))
+            })
     }
 
     /// Reads the file (checked by [`EditJob::check_file`]).
@@ -226,7 +249,7 @@ impl EditJob<'_> {
         }
     }
 
-    fn failure(&self, error: &FsError) -> ToolError {
+    pub(super) fn failure(&self, error: &FsError) -> ToolError {
         let reason = match error.kind {
             FsErrorKind::PermissionDenied => messages::PERMISSION_DENIED.to_owned(),
             FsErrorKind::IsADirectory => messages::IS_DIRECTORY.to_owned(),
@@ -237,13 +260,13 @@ impl EditJob<'_> {
 }
 
 /// Files from which the session's hashes and the diff are computed on separate threads.
-const PARALLEL_BYTES: usize = 1 << 20;
+pub(super) const PARALLEL_BYTES: usize = 1 << 20;
 
 /// Awaits `future` (I/O: the atomic write and its fsyncs) while `work` (CPU) runs on
 /// another thread, when `parallel` and the runtime has worker threads (the future then
 /// runs to completion in place, see [`tokio::task::block_in_place`]); otherwise
 /// one after the other, the future first.
-async fn alongside<T, A: Send>(
+pub(super) async fn alongside<T, A: Send>(
     future: impl std::future::Future<Output = T>,
     work: impl FnOnce() -> A + Send,
     parallel: bool,
@@ -270,7 +293,7 @@ async fn alongside<T, A: Send>(
 
 /// Runs `first` and `second`, on two threads when `parallel` (CPU work over a large
 /// file's text: tens of milliseconds each for 20 MiB).
-fn beside<A: Send, B>(
+pub(super) fn beside<A: Send, B>(
     first: impl FnOnce() -> A + Send,
     second: impl FnOnce() -> B,
     parallel: bool,
