@@ -16,33 +16,47 @@ impl<'a> Middle<'a> {
     pub(crate) fn new(old: &'a str, new: &'a str, keep: usize) -> Self {
         let (old_bytes, new_bytes) = (old.as_bytes(), new.as_bytes());
         let prefix = common_prefix(old_bytes, new_bytes);
-        let line_start = |end: usize| {
-            memchr::memrchr(b'\n', old_bytes.get(..end).unwrap_or_default())
-                .map_or(0, |newline| newline + 1)
-        };
-        let mut start = line_start(prefix);
-        for _ in 0..keep {
-            let Some(previous) = start.checked_sub(1) else {
-                break;
-            };
-            start = line_start(previous);
-        }
-        let room = old.len().min(new.len()) - start;
-        let suffix = common_suffix(old_bytes, new_bytes).min(room);
-        // Keep the line the common suffix starts in and `keep` more; every newline passed
-        // lies inside the common suffix, so the cut is at a line start in both texts.
-        let mut suffix_start = old.len() - suffix;
-        for _ in 0..=keep {
-            suffix_start = memchr::memchr(b'\n', old_bytes.get(suffix_start..).unwrap_or_default())
-                .map_or(old.len(), |offset| suffix_start + offset + 1);
-        }
-        let dropped = old.len() - suffix_start;
+        let suffix = common_suffix(old_bytes, new_bytes);
+        let (start, dropped) = cut_points(old_bytes, new.len(), prefix, suffix, keep);
         Self {
             old: old.get(start..old.len() - dropped).unwrap_or(old),
             new: new.get(start..new.len() - dropped).unwrap_or(new),
             skipped_lines: count_newlines(old_bytes.get(..start).unwrap_or_default()),
         }
     }
+}
+
+/// Where to cut two texts that share `prefix` leading and `suffix` trailing bytes
+/// (`old` is the first text, `new_len` the second's length): `(start, dropped)`, the
+/// bytes dropped before the middle and after it, in both texts. The cuts fall on line
+/// starts of `old` with `keep` shared lines left on each side.
+pub(crate) fn cut_points(
+    old: &[u8],
+    new_len: usize,
+    prefix: usize,
+    suffix: usize,
+    keep: usize,
+) -> (usize, usize) {
+    let line_start = |end: usize| {
+        memchr::memrchr(b'\n', old.get(..end).unwrap_or_default()).map_or(0, |newline| newline + 1)
+    };
+    let mut start = line_start(prefix);
+    for _ in 0..keep {
+        let Some(previous) = start.checked_sub(1) else {
+            break;
+        };
+        start = line_start(previous);
+    }
+    let room = old.len().min(new_len) - start;
+    let suffix = suffix.min(room);
+    // Keep the line the common suffix starts in and `keep` more; every newline passed
+    // lies inside the common suffix, so the cut is at a line start in both texts.
+    let mut suffix_start = old.len() - suffix;
+    for _ in 0..=keep {
+        suffix_start = memchr::memchr(b'\n', old.get(suffix_start..).unwrap_or_default())
+            .map_or(old.len(), |offset| suffix_start + offset + 1);
+    }
+    (start, old.len() - suffix_start)
 }
 
 pub(crate) fn common_prefix(left: &[u8], right: &[u8]) -> usize {

@@ -407,18 +407,9 @@ mod tests {
         }
     }
 
-    /// Pieces the random texts are made of: whole fragments, prefixes that are
-    /// not fragments (`err`, `trassert`), lookalikes and noise.
-    const PIECES: &[&str] = &[
-        "error",
-        "failed",
-        "failure",
-        "panicked",
-        "traceback",
-        "assert",
-        "exception",
-        "fatal",
-        "segmentation fault",
+    /// Pieces the random texts are made of besides the fragments themselves:
+    /// prefixes that are not fragments (`err`, `trassert`), lookalikes and noise.
+    const NOT_FRAGMENTS: &[&str] = &[
         "segmentation",
         "err",
         "erro",
@@ -438,6 +429,11 @@ mod tests {
         "ok line",
     ];
 
+    /// Every piece a random text is made of: the fragments, then the rest.
+    fn pieces() -> Vec<&'static str> {
+        SIGNALS.iter().chain(NOT_FRAGMENTS).copied().collect()
+    }
+
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
 
@@ -447,12 +443,13 @@ mod tests {
         #[test]
         fn offer_text_agrees_with_the_line_by_line_scan(
             parts in proptest::collection::vec(
-                (0..PIECES.len(), proptest::prelude::any::<u32>(), 0usize..6000),
+                (0..SIGNALS.len() + NOT_FRAGMENTS.len(), proptest::prelude::any::<u32>(), 0usize..6000),
                 1..48,
             ),
             first in 1u64..1000,
             skip in 0u64..1200,
         ) {
+            let pieces = pieces();
             let mut text = String::new();
             for (piece, case, filler) in parts {
                 // Filler mostly without newlines: long lines cross blocks too.
@@ -460,7 +457,7 @@ mod tests {
                 if filler % 7 == 0 {
                     text.push('\n');
                 }
-                for (index, ch) in PIECES[piece].chars().enumerate() {
+                for (index, ch) in pieces[piece].chars().enumerate() {
                     if case >> (index % 32) & 1 == 1 {
                         text.extend(ch.to_uppercase());
                     } else {

@@ -16,7 +16,7 @@ use std::ops::Range;
 
 use crate::diff::{DisplayDiff, display_diff_of, unified_patch_of};
 use crate::edit::{Edit, EditMatch, Located, MatchTier, line_numbers};
-use crate::middle::{Middle, common_prefix, common_suffix};
+use crate::middle::{Middle, common_prefix, common_suffix, cut_points};
 use crate::search::{Occurrences, count_newlines, find_all};
 
 /// Exact, unique, non-overlapping replacements in an LF text without a BOM.
@@ -182,7 +182,6 @@ impl<'a> ExactEdits<'a> {
                 break;
             }
         }
-        let prefix = prefix.min(old.len()).min(new_len);
         let mut suffix = pieces.last().map_or(0, |piece| piece.len());
         for piece in pieces.iter().rev().skip(1) {
             let same = common_suffix(old.get(..old.len() - suffix).unwrap_or_default(), piece);
@@ -191,25 +190,13 @@ impl<'a> ExactEdits<'a> {
                 break;
             }
         }
-        let line_start = |end: usize| {
-            memchr::memrchr(b'\n', old.get(..end).unwrap_or_default())
-                .map_or(0, |newline| newline + 1)
-        };
-        let mut start = line_start(prefix);
-        for _ in 0..keep {
-            let Some(previous) = start.checked_sub(1) else {
-                break;
-            };
-            start = line_start(previous);
-        }
-        let room = old.len().min(new_len) - start;
-        let suffix = suffix.min(room);
-        let mut suffix_start = old.len() - suffix;
-        for _ in 0..=keep {
-            suffix_start = memchr::memchr(b'\n', old.get(suffix_start..).unwrap_or_default())
-                .map_or(old.len(), |offset| suffix_start + offset + 1);
-        }
-        (start, old.len() - suffix_start)
+        cut_points(
+            old,
+            new_len,
+            prefix.min(old.len()).min(new_len),
+            suffix,
+            keep,
+        )
     }
 
     /// The new text's middle (see [`ExactEdits::cuts`]), built from the pieces.
