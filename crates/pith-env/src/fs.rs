@@ -34,6 +34,23 @@ pub struct Metadata {
     pub modified: Option<SystemTime>,
     /// Unix permission bits (`0o644`), where the adapter knows them.
     pub mode: Option<u32>,
+    /// Last status change (`ctime`), where the adapter knows it. Unlike the
+    /// modification time no program can set it back: any write, `chmod`, link or
+    /// rename moves it on, so it tells one version of a file from another when the
+    /// size and modification time agree (`cp -p`, `rsync -t`, `touch -r`).
+    pub changed: Option<SystemTime>,
+    /// The file's device and inode number, where the adapter knows them: a file
+    /// replaced by another (a rename over it) has another.
+    pub id: Option<FileId>,
+}
+
+/// Which file a path leads to on its machine: device and inode number.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct FileId {
+    /// The device the file is on.
+    pub device: u64,
+    /// The file's inode number on that device.
+    pub inode: u64,
 }
 
 impl Metadata {

@@ -51,7 +51,7 @@ pub use crate::exec::{
     StdinMode, Termination,
 };
 pub use crate::fs::{
-    Confinement, DirEntry, FileKind, FileReader, FileSystem, LineCount, Metadata, Splice,
+    Confinement, DirEntry, FileId, FileKind, FileReader, FileSystem, LineCount, Metadata, Splice,
 };
 pub use crate::local::{LocalEnv, OUTPUT_CAP, output_dir, prune_output_dir};
 pub use crate::memory::MemoryEnv;

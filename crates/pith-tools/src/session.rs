@@ -32,13 +32,20 @@ pub(crate) const HASHED_MAX_BYTES: u64 = 32 << 20;
 /// What a session remembers of a file it has seen, to notice later changes.
 /// Not a defence against an adversary: a 64-bit XXH3 hash of the bytes
 /// (`xxhash-rust`, much cheaper than std's SipHash), or for large files the
-/// size and modification time.
+/// size, modification and status-change times and inode.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Fingerprint {
     /// Length and hash of the content.
     Content { len: u64, hash: u64 },
-    /// Length and modification time.
-    Stamp { len: u64, modified: SystemTime },
+    /// Length, modification time, status-change time and file identity (the
+    /// last two where the adapter knows them: a file replaced by one of the same
+    /// size and modification time differs in them).
+    Stamp {
+        len: u64,
+        modified: SystemTime,
+        changed: Option<SystemTime>,
+        id: Option<pith_env::FileId>,
+    },
 }
 
 impl Fingerprint {
@@ -58,6 +65,8 @@ impl Fingerprint {
         metadata.modified.map(|modified| Fingerprint::Stamp {
             len: metadata.len,
             modified,
+            changed: metadata.changed,
+            id: metadata.id,
         })
     }
 

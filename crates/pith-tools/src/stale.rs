@@ -6,7 +6,8 @@
 //! (and one hash per line of the text) each time the model sees a file, so `touch` or a
 //! rewrite of identical bytes passes, while CRLF/LF or BOM-only differences are changes.
 //! A file the session never saw passes (edit needs no prior read). Files too large to hash
-//! (over 32 MiB) are compared by size and modification time. Hosts turn the check off with
+//! (over 32 MiB) are compared by size, modification and status-change times and inode, so
+//! a file replaced by one of the same size and modification time is a change. Hosts turn the check off with
 //! [`ToolConfig::stale_check`](crate::toolset::ToolConfig::stale_check) (`--no-stale-check`).
 
 use std::path::Path;
@@ -92,7 +93,7 @@ pub(crate) async fn compare(
     Err(describe(seen, current.len(), text))
 }
 
-/// [`check_fresh`] for a file too large to load (the size and modification time in
+/// [`check_fresh`] for a file too large to load (the size, times and inode in
 /// `metadata` are compared, or the content hash when the session hashed it).
 ///
 /// # Errors

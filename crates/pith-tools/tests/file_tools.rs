@@ -497,3 +497,57 @@ async fn deep_pages_of_a_file_too_large_to_hash_are_the_lines_at_that_offset() {
         )
     );
 }
+
+/// Renames `replacement` over `path` with `path`'s modification time, as `cp -p`,
+/// `rsync -t` or `tar -x` leave a file: same size and time, other content.
+pub(crate) fn replace_keeping_time(path: &std::path::Path, replacement: &str) {
+    let modified = fs::metadata(path).unwrap().modified().unwrap();
+    let other = path.with_extension("replacement");
+    fs::write(&other, replacement).unwrap();
+    fs::File::options()
+        .write(true)
+        .open(&other)
+        .unwrap()
+        .set_modified(modified)
+        .unwrap();
+    fs::rename(&other, path).unwrap();
+    let now = fs::metadata(path).unwrap();
+    assert_eq!(
+        (now.len(), now.modified().unwrap()),
+        (replacement.len() as u64, modified)
+    );
+}
+
+#[tokio::test]
+async fn a_deep_page_after_the_file_was_replaced_by_one_of_the_same_size_and_time_is_its_own() {
+    // Over 32 MiB, so the session keeps a line index of it; the replacement has lines
+    // twice as long, so the old index's checkpoints would land on wrong line numbers.
+    let fx = Fixture::new();
+    let lines = 4_200_000usize;
+    let old: String = (0..lines).map(|i| format!("a{i:07}\n")).collect();
+    let path = fx.write("big.log", &old);
+    let deep = fx
+        .call(
+            "read",
+            json!({"path": "big.log", "offset": 4_000_001, "limit": 1}),
+        )
+        .await;
+    assert!(
+        deep.text_content().starts_with("a4000000\n"),
+        "{:.100}",
+        deep.text_content()
+    );
+    let new: String = (0..lines / 2).map(|i| format!("b{i:016}\n")).collect();
+    replace_keeping_time(&path, &new);
+    let page = fx
+        .call(
+            "read",
+            json!({"path": "big.log", "offset": 2_000_001, "limit": 1}),
+        )
+        .await;
+    assert!(
+        page.text_content().starts_with("b0000000002000000\n"),
+        "{:.100}",
+        page.text_content()
+    );
+}

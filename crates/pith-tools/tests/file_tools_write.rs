@@ -6,7 +6,7 @@ use std::os::unix::fs::PermissionsExt;
 use pith_tools::OverwritePolicy;
 use serde_json::json;
 
-use crate::file_tools::{Fixture, cancelled};
+use crate::file_tools::{Fixture, cancelled, replace_keeping_time};
 
 #[tokio::test]
 async fn write_creates_parents_and_reports_utf8_bytes() {
@@ -233,4 +233,23 @@ async fn a_large_file_is_remembered_by_size_and_time() {
         .await;
     assert!(!result.is_error, "{result:?}");
     assert_eq!(fx.read("big.log"), "small\n");
+}
+
+#[tokio::test]
+async fn a_large_file_replaced_by_one_of_the_same_size_and_time_is_noticed() {
+    let fx = Fixture::new();
+    let path = fx.write("big.log", "log line\n".repeat(5 << 20));
+    fx.call("read", json!({"path": "big.log", "limit": 1}))
+        .await;
+    replace_keeping_time(&path, &"LOG LINE\n".repeat(5 << 20));
+    let result = fx
+        .call("write", json!({"path": "big.log", "content": "small\n"}))
+        .await;
+    assert!(result.is_error, "{result:?}");
+    assert!(
+        result.text_content().contains("has changed since"),
+        "{}",
+        result.text_content()
+    );
+    assert!(fx.read("big.log").starts_with("LOG LINE\n"));
 }

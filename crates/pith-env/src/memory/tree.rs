@@ -62,6 +62,8 @@ impl Node {
             len,
             modified: Some(modified),
             mode: Some(mode),
+            changed: None,
+            id: None,
         }
     }
 }

@@ -22,7 +22,7 @@ use crate::{
 };
 
 /// The protocol version; both sides must speak the same one.
-pub const PROTOCOL_VERSION: u32 = 2;
+pub const PROTOCOL_VERSION: u32 = 3;
 
 /// The largest frame either side accepts (a whole-file read or a search
 /// result travels in one frame; writes and streams are chunked).
@@ -379,6 +379,10 @@ pub(crate) struct MetadataWire {
     /// Seconds and nanoseconds since the Unix epoch.
     modified: Option<(u64, u32)>,
     mode: Option<u32>,
+    /// Seconds and nanoseconds since the Unix epoch.
+    changed: Option<(u64, u32)>,
+    /// Device and inode number.
+    id: Option<(u64, u64)>,
 }
 
 impl From<Metadata> for MetadataWire {
@@ -386,11 +390,10 @@ impl From<Metadata> for MetadataWire {
         MetadataWire {
             kind: metadata.kind.into(),
             len: metadata.len,
-            modified: metadata
-                .modified
-                .and_then(|time| time.duration_since(UNIX_EPOCH).ok())
-                .map(|since| (since.as_secs(), since.subsec_nanos())),
+            modified: metadata.modified.and_then(time_wire),
             mode: metadata.mode,
+            changed: metadata.changed.and_then(time_wire),
+            id: metadata.id.map(|id| (id.device, id.inode)),
         }
     }
 }
@@ -400,12 +403,24 @@ impl From<MetadataWire> for Metadata {
         Metadata {
             kind: wire.kind.into(),
             len: wire.len,
-            modified: wire
-                .modified
-                .map(|(secs, nanos)| SystemTime::UNIX_EPOCH + Duration::new(secs, nanos)),
+            modified: wire.modified.map(time_of_wire),
             mode: wire.mode,
+            changed: wire.changed.map(time_of_wire),
+            id: wire
+                .id
+                .map(|(device, inode)| crate::FileId { device, inode }),
         }
     }
+}
+
+/// A time as seconds and nanoseconds since the Unix epoch (`None` before it).
+fn time_wire(time: SystemTime) -> Option<(u64, u32)> {
+    let since = time.duration_since(UNIX_EPOCH).ok()?;
+    Some((since.as_secs(), since.subsec_nanos()))
+}
+
+fn time_of_wire((secs, nanos): (u64, u32)) -> SystemTime {
+    SystemTime::UNIX_EPOCH + Duration::new(secs, nanos)
 }
 
 pub(crate) fn entries(entries: Vec<DirEntry>) -> Vec<(Vec<u8>, KindWire)> {

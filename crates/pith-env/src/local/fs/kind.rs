@@ -43,16 +43,22 @@ pub(super) fn special_error(kind: &str, path: &Path) -> FsError {
 
 pub(super) fn convert(stat: &rfs::Stat) -> Metadata {
     let mode = mode_of(stat);
-    let modified = SystemTime::UNIX_EPOCH
-        .checked_add(Duration::new(
-            stat.st_mtime.max(0) as u64,
-            (stat.st_mtime_nsec as u32).min(999_999_999),
-        ))
-        .filter(|_| stat.st_mtime >= 0);
     Metadata {
         kind: kind_of_mode(mode),
         len: stat.st_size.max(0) as u64,
-        modified,
+        modified: time_of(stat.st_mtime, stat.st_mtime_nsec),
         mode: Some(mode & 0o7777),
+        changed: time_of(stat.st_ctime, stat.st_ctime_nsec),
+        id: Some(crate::FileId {
+            device: stat.st_dev,
+            inode: stat.st_ino,
+        }),
     }
+}
+
+/// A `stat` time (seconds and nanoseconds since the epoch); `None` before the epoch.
+pub(super) fn time_of(seconds: i64, nanos: u64) -> Option<SystemTime> {
+    let seconds = u64::try_from(seconds).ok()?;
+    let nanos = u32::try_from(nanos).unwrap_or(0).min(999_999_999);
+    SystemTime::UNIX_EPOCH.checked_add(Duration::new(seconds, nanos))
 }

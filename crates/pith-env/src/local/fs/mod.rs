@@ -115,11 +115,29 @@ fn convert(metadata: &fs::Metadata) -> Metadata {
     };
     #[cfg(not(unix))]
     let mode = None;
+    #[cfg(unix)]
+    let (changed, id) = {
+        use std::os::unix::fs::MetadataExt;
+        (
+            kind::time_of(
+                metadata.ctime(),
+                u64::try_from(metadata.ctime_nsec()).unwrap_or(0),
+            ),
+            Some(crate::FileId {
+                device: metadata.dev(),
+                inode: metadata.ino(),
+            }),
+        )
+    };
+    #[cfg(not(unix))]
+    let (changed, id) = (None, None);
     Metadata {
         kind: kind_of(metadata.file_type()),
         len: metadata.len(),
         modified: metadata.modified().ok(),
         mode,
+        changed,
+        id,
     }
 }
 

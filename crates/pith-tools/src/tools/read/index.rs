@@ -5,9 +5,10 @@
 //! The line scanner ([`super::text::Scanner`]) notes checkpoints as it counts
 //! (the start of a line, at least [`FIRST_SPACING`] bytes after the last one);
 //! the read tool keeps them per file in [`LineIndexes`], keyed by the file's
-//! identity as the file system reports it: its path, size and modification
-//! time (the port's metadata has no inode). A file that changes gets a new key,
-//! so a stale index is never used. Bounded: at most [`MAX_CHECKPOINTS`] per file
+//! identity as the file system reports it: its path, size, modification and
+//! status-change times and device and inode (the last two where the adapter
+//! knows them). A file that changes gets a new key, even one replaced by a file
+//! of the same size and modification time, so a stale index is never used. Bounded: at most [`MAX_CHECKPOINTS`] per file
 //! (the spacing doubles when a file would need more) and [`MAX_FILES`] files,
 //! least recently used first out: under 300 KiB in all.
 //!
@@ -121,6 +122,8 @@ pub(super) struct FileKey {
     pub(super) path: PathBuf,
     pub(super) len: u64,
     pub(super) modified: SystemTime,
+    pub(super) changed: Option<SystemTime>,
+    pub(super) id: Option<pith_env::FileId>,
 }
 
 impl FileKey {
@@ -130,6 +133,8 @@ impl FileKey {
             path: path.to_path_buf(),
             len: metadata.len,
             modified: metadata.modified?,
+            changed: metadata.changed,
+            id: metadata.id,
         })
     }
 }
@@ -219,6 +224,8 @@ mod tests {
             path: PathBuf::from(name),
             len,
             modified: SystemTime::UNIX_EPOCH,
+            changed: None,
+            id: None,
         };
         let mut found = LineIndex::default();
         found.push(point(9000, FIRST_SPACING));
@@ -228,6 +235,20 @@ mod tests {
             Some(point(9000, FIRST_SPACING))
         );
         assert_eq!(indexes.before(&key("/a", 11), 10_000), None);
+        // Same size and modification time, but another file or another version.
+        let replaced = FileKey {
+            id: Some(pith_env::FileId {
+                device: 1,
+                inode: 2,
+            }),
+            ..key("/a", 10)
+        };
+        assert_eq!(indexes.before(&replaced, 10_000), None);
+        let touched = FileKey {
+            changed: Some(SystemTime::UNIX_EPOCH),
+            ..key("/a", 10)
+        };
+        assert_eq!(indexes.before(&touched, 10_000), None);
         indexes.add(key("/a", 11), &LineIndex::default());
         assert_eq!(indexes.before(&key("/a", 10), 10_000), None);
         for n in 0..MAX_FILES as u64 {
