@@ -42,8 +42,19 @@ const TERM_GRACE: Duration = Duration::from_millis(200);
 /// After the shell exits, output is read for at most this long even while it
 /// keeps flowing (a background `yes &` must not hang the call).
 const DRAIN_LIMIT: Duration = Duration::from_secs(2);
-/// Size of each pipe read.
+/// Size of each pipe read. Larger reads were measured slower: what a read
+/// brings in is written to the log, decoded and scanned while it is still in
+/// the core's cache, and a 64 KiB chunk stays there.
 const READ_SIZE: usize = 64 * 1024;
+/// The capacity asked for the output pipes (the kernel's default is 64 KiB).
+/// A command that prints fast then runs ahead by a few reads instead of
+/// waiting for each one: bash printing 1 GiB with its log kept went from
+/// ~0.68x to ~0.75-0.85x the throughput of `cat | cat` (bench/jobs). It is
+/// only capacity: the kernel allocates a pipe's pages as they fill. Linux
+/// counts every pipe's capacity against a per-user soft limit
+/// (`/proc/sys/fs/pipe-user-pages-soft`, 64 MiB): 256 KiB keeps even fifty
+/// jobs' pipes (25 MiB) under it.
+const PIPE_SIZE: i32 = 256 * 1024;
 
 impl LocalEnv {
     /// Makes this process a child subreaper (Linux `PR_SET_CHILD_SUBREAPER`):
@@ -184,6 +195,12 @@ impl Exec for LocalEnv {
                 Some(Box::new(write))
             }
             None => {
+                if let Some(out) = &run.child.stdout {
+                    widen_pipe(out);
+                }
+                if let Some(err) = &run.child.stderr {
+                    widen_pipe(err);
+                }
                 run.stdout = run.child.stdout.take().map(|out| Box::new(out) as Reader);
                 run.stderr = run.child.stderr.take().map(|err| Box::new(err) as Reader);
                 run.child
@@ -448,6 +465,15 @@ fn chunk<R>(
             true
         }
     }
+}
+
+/// Asks for a [`PIPE_SIZE`] pipe; best effort (a lower ceiling or another
+/// platform keeps the default).
+fn widen_pipe(pipe: &impl std::os::fd::AsFd) {
+    #[cfg(target_os = "linux")]
+    let _ = nix::fcntl::fcntl(pipe, nix::fcntl::FcntlArg::F_SETPIPE_SZ(PIPE_SIZE));
+    #[cfg(not(target_os = "linux"))]
+    let _ = (pipe, PIPE_SIZE);
 }
 
 async fn read_opt<R: AsyncReadExt + Unpin>(
