@@ -204,7 +204,7 @@ fn write_named(path: &Path, contents: &[u8]) -> Result<(), FsError> {
 fn write_unnamed(path: &Path, contents: &[u8]) -> Result<bool, FsError> {
     let mut written = false;
     write_in_directory(path, &mut |temp, name, existing| {
-        if let Some(temp_name) = temp.unnamed(
+        if let super::temp::Unnamed::Linked(temp_name) = temp.unnamed(
             name,
             &mut |_, _, out| io::Write::write_all(out, contents),
             existing,

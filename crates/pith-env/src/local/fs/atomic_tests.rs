@@ -72,3 +72,33 @@ fn new_files_get_0o666_minus_the_umask_on_both_paths() {
     assert_eq!(mode(&atomic), 0o666 & !umask, "umask {umask:03o}");
     assert_eq!(names(dir.path()), ["atomic.txt", "named.txt"]);
 }
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_streamed_write_whose_unnamed_temp_file_cannot_be_linked_lands_through_a_named_one() {
+    // As where /proc is missing: the unnamed file was written from the
+    // stream, which cannot be read twice; its bytes are copied instead.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("f.bin");
+    fs::write(&path, "old").unwrap();
+    fs::set_permissions(&path, Permissions::from_mode(0o604)).unwrap();
+    let content: Vec<u8> = (0..3_000_017u32).map(|i| (i % 253) as u8).collect();
+    let (sender, mut stream) = crate::WriteStream::channel(content.len() as u64, 4);
+    let chunks = content.clone();
+    let feeder = std::thread::spawn(move || {
+        for chunk in chunks.chunks(500_009) {
+            sender.blocking_send(chunk.to_vec()).unwrap();
+        }
+    });
+    super::super::temp::tests::REFUSE_LINK.with(|refuse| refuse.set(true));
+    let result = write_atomic_streamed_blocking(&path, &mut stream);
+    super::super::temp::tests::REFUSE_LINK.with(|refuse| refuse.set(false));
+    feeder.join().unwrap();
+    result.unwrap();
+    assert!(fs::read(&path).unwrap() == content);
+    assert_eq!(
+        fs::metadata(&path).unwrap().permissions().mode() & 0o7777,
+        0o604
+    );
+    assert_eq!(names(dir.path()), ["f.bin"]);
+}

@@ -7,10 +7,12 @@
 //! `linkat("/proc/self/fd/N", AT_SYMLINK_FOLLOW)` and renamed over the target
 //! at once. A writer killed before the link leaves nothing behind (the kernel
 //! frees the unnamed file); only a kill in the microseconds between link and
-//! rename leaves a `.<name>.<random>.pith-tmp` file. Where `O_TMPFILE` or the
-//! link is not available (some file systems, no `/proc`, other systems) a named
-//! temp file is created exclusively (`O_EXCL | O_NOFOLLOW`), written, fsynced
-//! and renamed, which a kill leaves behind. On any failure the temp file is
+//! rename leaves a `.<name>.<random>.pith-tmp` file. Where `O_TMPFILE` is not
+//! available (some file systems, other systems) a named temp file is created
+//! exclusively (`O_EXCL | O_NOFOLLOW`), written, fsynced and renamed, which a
+//! kill leaves behind. Where the unnamed file was written but cannot be linked
+//! (no `/proc`), the named one is filled by copying it: the bytes are written
+//! by the caller once, as a stream can give them only once. On any failure the temp file is
 //! unlinked relative to the handle, so nothing is left anywhere.
 
 use std::ffi::{OsStr, OsString};
@@ -51,8 +53,21 @@ impl TempIn<'_> {
         existing: Option<&rfs::Stat>,
     ) -> Result<(), Errno> {
         #[cfg(target_os = "linux")]
-        if let Some(temp) = self.unnamed(name, write, existing)? {
-            return self.rename(&temp, name);
+        match self.unnamed(name, write, existing)? {
+            Unnamed::Linked(temp) => return self.rename(&temp, name),
+            Unnamed::Unavailable => {}
+            // The bytes were written once (a stream cannot give them again):
+            // the named temp file is filled from the unnamed one.
+            Unnamed::Unlinked(mut filled) => {
+                return self.named(
+                    name,
+                    &mut |_, _, out| {
+                        io::Seek::seek(&mut filled, io::SeekFrom::Start(0))?;
+                        io::copy(&mut filled, out).map(drop)
+                    },
+                    existing,
+                );
+            }
         }
         self.named(name, write, existing)
     }
@@ -109,36 +124,63 @@ impl TempIn<'_> {
     }
 
     /// Writes an unnamed (`O_TMPFILE`) file in the directory and links it
-    /// under a temp name. `Ok(None)`: not available here, nothing was created.
+    /// under a temp name.
     #[cfg(target_os = "linux")]
     pub(super) fn unnamed(
         &self,
         name: &OsStr,
         write: &mut Filler<'_>,
         existing: Option<&rfs::Stat>,
-    ) -> Result<Option<OsString>, Errno> {
-        let flags = OFlags::TMPFILE | OFlags::WRONLY | OFlags::CLOEXEC;
+    ) -> Result<Unnamed, Errno> {
+        // Readable too: when it cannot be linked, its bytes are copied.
+        let flags = OFlags::TMPFILE | OFlags::RDWR | OFlags::CLOEXEC;
         let Ok(fd) = rfs::openat(self.dir, ".", flags, Mode::from_raw_mode(0o666)) else {
-            return Ok(None);
+            return Ok(Unnamed::Unavailable);
         };
         let mut file = File::from(fd);
         fill(self.dir, name, &mut file, write, existing)?;
         let proc_path = format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&file));
         for _ in 0..8 {
             let temp = self.temp_name();
-            match rfs::linkat(
-                rfs::CWD,
-                proc_path.as_str(),
-                self.dir,
-                temp.as_os_str(),
-                AtFlags::SYMLINK_FOLLOW,
-            ) {
-                Ok(()) => return Ok(Some(temp)),
+            match link_unnamed(&proc_path, self.dir, &temp) {
+                Ok(()) => return Ok(Unnamed::Linked(temp)),
                 Err(Errno::EXIST) => {}
-                Err(_) => return Ok(None),
+                Err(_) => break,
             }
         }
-        Ok(None)
+        Ok(Unnamed::Unlinked(file))
+    }
+}
+
+/// What became of an unnamed temp file.
+#[cfg(target_os = "linux")]
+pub(super) enum Unnamed {
+    /// Written, fsynced and linked under this temp name.
+    Linked(OsString),
+    /// `O_TMPFILE` is not available here: nothing was created or written.
+    Unavailable,
+    /// Written and fsynced, but it could not be given a name (no `/proc`, a
+    /// file system that refuses the link): the file, to copy from.
+    Unlinked(File),
+}
+
+#[cfg(target_os = "linux")]
+fn link_unnamed(proc_path: &str, dir: BorrowedFd<'_>, temp: &OsStr) -> Result<(), Errno> {
+    #[cfg(test)]
+    if tests::REFUSE_LINK.with(std::cell::Cell::get) {
+        return Err(Errno::NOENT);
+    }
+    rfs::linkat(rfs::CWD, proc_path, dir, temp, AtFlags::SYMLINK_FOLLOW)
+}
+
+#[cfg(test)]
+pub(super) mod tests {
+    use std::cell::Cell;
+
+    thread_local! {
+        /// Makes this thread's links of unnamed temp files fail, as where
+        /// `/proc` is missing.
+        pub(in super::super) static REFUSE_LINK: Cell<bool> = const { Cell::new(false) };
     }
 }
 

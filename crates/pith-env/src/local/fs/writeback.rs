@@ -69,8 +69,8 @@ pub(super) enum StreamProblem {
     EndedEarly(u64),
     /// More bytes arrived than the stream's size.
     Overran,
-    /// A second fill was asked for (the first temp file could not be
-    /// linked): the bytes are gone.
+    /// A second fill was asked for: the bytes are gone. (The temp-file
+    /// writer fills once; an unnamed file it cannot link is copied.)
     Consumed,
 }
 
