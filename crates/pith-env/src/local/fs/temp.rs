@@ -173,17 +173,6 @@ fn link_unnamed(proc_path: &str, dir: BorrowedFd<'_>, temp: &OsStr) -> Result<()
     rfs::linkat(rfs::CWD, proc_path, dir, temp, AtFlags::SYMLINK_FOLLOW)
 }
 
-#[cfg(test)]
-pub(super) mod tests {
-    use std::cell::Cell;
-
-    thread_local! {
-        /// Makes this thread's links of unnamed temp files fail, as where
-        /// `/proc` is missing.
-        pub(in super::super) static REFUSE_LINK: Cell<bool> = const { Cell::new(false) };
-    }
-}
-
 /// Writes a temp file's bytes: given the directory handle and the name of the
 /// file being replaced, and the temp file.
 pub(super) type Filler<'a> = dyn FnMut(BorrowedFd<'_>, &OsStr, &mut File) -> io::Result<()> + 'a;
@@ -216,4 +205,15 @@ fn errno_of(error: io::Error) -> Errno {
     error
         .raw_os_error()
         .map_or(Errno::IO, Errno::from_raw_os_error)
+}
+
+#[cfg(test)]
+pub(super) mod tests {
+    use std::cell::Cell;
+
+    thread_local! {
+        /// Makes this thread's links of unnamed temp files fail, as where
+        /// `/proc` is missing.
+        pub(in super::super) static REFUSE_LINK: Cell<bool> = const { Cell::new(false) };
+    }
 }
