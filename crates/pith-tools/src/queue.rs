@@ -425,6 +425,78 @@ impl MutationQueue {
         Ok(guards)
     }
 
+    /// Waits for `ticket`'s turn, then until every call that entered a
+    /// queue before it has left it; then `choose` names the files (from state
+    /// those calls may have changed, such as the undo journal) and their
+    /// queues are entered in the ticket's place. Later calls (of the same file
+    /// system) wait for their turn all the while: `choose` sees exactly what
+    /// the calls that arrived before this one left.
+    ///
+    /// # Errors
+    ///
+    /// `Ok(Err(_))`: what `choose` failed with (no queue was entered);
+    /// `Err(_)`: as [`MutationQueue::lock`], for any of the paths.
+    pub(crate) async fn lock_all_after_earlier<S, E, Fut>(
+        &self,
+        fs: &dyn FileSystem,
+        ticket: Ticket,
+        choose: impl FnOnce() -> Fut,
+    ) -> Result<Result<(Vec<MutationGuard>, S), E>, FsError>
+    where
+        Fut: Future<Output = Result<(Vec<PathBuf>, S), E>>,
+    {
+        self.turnstile
+            .wait_turn(ticket.inner.number, ticket.inner.domain)
+            .await;
+        // Every earlier call has entered its queues (its turn passed on only
+        // then); a FIFO lock taken and let go after it has left.
+        let earlier: Vec<Arc<Mutex<()>>> = self
+            .slots
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .values()
+            .map(|slot| slot.lock.clone())
+            .collect();
+        for lock in earlier {
+            drop(lock.lock().await);
+        }
+        let (paths, chosen) = match choose().await {
+            Ok(chosen) => chosen,
+            Err(error) => return Ok(Err(error)),
+        };
+        let mut keys = Vec::with_capacity(paths.len());
+        for path in &paths {
+            keys.push(queue_key(fs, path).await?);
+        }
+        keys.sort();
+        keys.dedup();
+        let mut waiting = Vec::with_capacity(keys.len());
+        for key in keys {
+            let (lock, claim) = self.claim(key);
+            waiting.push((lock, claim));
+        }
+        let mut acquiring = Vec::with_capacity(waiting.len());
+        for (lock, claim) in waiting {
+            let mut acquire = Box::pin(lock.lock_owned());
+            let ready = poll_fn(|cx| match acquire.as_mut().poll(cx) {
+                Poll::Ready(guard) => Poll::Ready(Some(guard)),
+                Poll::Pending => Poll::Ready(None),
+            })
+            .await;
+            acquiring.push((ready, acquire, claim));
+        }
+        ticket.finish();
+        let mut guards = Vec::with_capacity(acquiring.len());
+        for (ready, acquire, claim) in acquiring {
+            let lock = match ready {
+                Some(guard) => guard,
+                None => acquire.await,
+            };
+            guards.push(MutationGuard { _lock: lock, claim });
+        }
+        Ok(Ok((guards, chosen)))
+    }
+
     fn claim(&self, key: PathBuf) -> (Arc<Mutex<()>>, Claim) {
         let mut slots = self.slots.lock().unwrap_or_else(PoisonError::into_inner);
         let slot = slots.entry(key.clone()).or_insert_with(|| Slot {
@@ -522,6 +594,49 @@ where
         let output = work(token).await;
         drop(guards);
         Ok(output)
+    });
+    let result = task
+        .await
+        .unwrap_or_else(|panic| Err(ExclusiveError::Panicked(panic)));
+    on_drop.disarm();
+    result
+}
+
+/// [`exclusive_all`] for a call whose files depend on what the calls before
+/// it did (undo reads the journal they write): `choose` runs once every
+/// earlier call has left its queues (see
+/// [`MutationQueue::lock_all_after_earlier`]), then `work` runs with what it
+/// chose, holding the turns of the files it named, on a task of its own.
+pub(crate) async fn exclusive_after_earlier<S, T, E, Choose, Work>(
+    queue: &Arc<MutationQueue>,
+    fs: &Arc<dyn FileSystem>,
+    ticket: Ticket,
+    cancel: &CancellationToken,
+    choose: impl FnOnce() -> Choose + Send + 'static,
+    work: impl FnOnce(S, CancellationToken) -> Work + Send + 'static,
+) -> Result<Result<T, E>, ExclusiveError>
+where
+    S: Send + 'static,
+    T: Send + 'static,
+    E: Send + 'static,
+    Choose: Future<Output = Result<(Vec<PathBuf>, S), E>> + Send,
+    Work: Future<Output = T> + Send,
+{
+    let token = cancel.child_token();
+    let on_drop = token.clone().drop_guard();
+    let (queue, fs) = (queue.clone(), fs.clone());
+    let task = tokio::spawn(async move {
+        let (guards, chosen) = match queue
+            .lock_all_after_earlier(&*fs, ticket, choose)
+            .await
+            .map_err(ExclusiveError::Lock)?
+        {
+            Ok(locked) => locked,
+            Err(error) => return Ok(Err(error)),
+        };
+        let output = work(chosen, token).await;
+        drop(guards);
+        Ok(Ok(output))
     });
     let result = task
         .await

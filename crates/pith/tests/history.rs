@@ -157,3 +157,40 @@ fn an_edit_of_a_large_file_is_journaled_by_its_hashes_and_undone_exactly() {
     assert!(redo.status.success(), "{}", text(&redo));
     assert!(fs::read_to_string(work.join("big.txt")).unwrap() == new);
 }
+
+#[test]
+fn an_undo_in_a_batch_sees_every_change_that_arrived_before_it() {
+    // The writes' journal entries are made while the undo waits: it must
+    // read the journal only after them, every time (it used to read it on
+    // arrival and, about half the time, found nothing of this batch).
+    for trial in 0..12 {
+        let dir = TempDir::new().unwrap();
+        let work = fs::canonicalize(dir.path()).unwrap().join("work");
+        let state = dir.path().join("state");
+        fs::create_dir_all(&work).unwrap();
+        fs::write(work.join("a.txt"), "orig\n").unwrap();
+        let batch = [
+            r#"{"id":0,"tool":"read","args":{"path":"a.txt"}}"#,
+            r#"{"id":1,"tool":"write","args":{"path":"a.txt","content":"one\n"}}"#,
+            r#"{"id":2,"tool":"write","args":{"path":"b.txt","content":"B\n"}}"#,
+            r#"{"id":3,"tool":"edit","args":{"path":"a.txt","edits":[{"oldText":"one","newText":"two"}]}}"#,
+            r#"{"id":4,"tool":"undo","args":{"last":1}}"#,
+        ]
+        .join("\n");
+        let output = pith(
+            &state,
+            &work,
+            &["batch", "--tools", "read,write,edit,undo"],
+            &format!("{batch}\n"),
+        );
+        let out = text(&output);
+        assert!(output.status.success(), "trial {trial}: {out}");
+        assert!(!out.contains("\"isError\":true"), "trial {trial}: {out}");
+        assert_eq!(
+            fs::read_to_string(work.join("a.txt")).unwrap(),
+            "orig\n",
+            "trial {trial}: {out}"
+        );
+        assert!(!work.join("b.txt").exists(), "trial {trial}: {out}");
+    }
+}

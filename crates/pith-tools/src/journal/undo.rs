@@ -17,7 +17,7 @@ use super::restore::{Content, DIFF_MAX_BYTES, RestoreError};
 use super::{Before, CallTag, Change, FileState, Journal, JournalEntry, Unread};
 use crate::messages::undo::{self as messages, Outcome};
 use crate::paths::describe_fs_error;
-use crate::queue::{ExclusiveError, exclusive_all};
+use crate::queue::{ExclusiveError, exclusive_after_earlier};
 use crate::queue::{MutationQueue, Ticket};
 use crate::session::Session;
 use crate::tool::ToolError;
@@ -204,36 +204,44 @@ pub(crate) async fn undo(
     context: UndoContext,
     options: UndoOptions,
 ) -> Result<UndoReport, ToolError> {
-    let entries = context
-        .journal
-        .entries()
-        .await
-        .map_err(|error| ToolError::new(error.to_string()))?;
-    let selected = select(entries, &options.selector);
-    if selected.is_empty() {
-        return Err(ToolError::new(messages::NOTHING));
-    }
-    let mut by_path: BTreeMap<PathBuf, Vec<JournalEntry>> = BTreeMap::new();
-    for entry in selected {
-        by_path.entry(entry.path.clone()).or_default().push(entry);
-    }
-    let paths: Vec<PathBuf> = by_path.keys().cloned().collect();
+    // The journal is read once every call that arrived before this one has
+    // made its change (and journaled it): `undo` after a write in one batch
+    // undoes that write.
+    let journal = context.journal.clone();
+    let selector = options.selector.clone();
+    let choose = move || async move {
+        let entries = journal
+            .entries()
+            .await
+            .map_err(|error| ToolError::new(error.to_string()))?;
+        let selected = select(entries, &selector);
+        if selected.is_empty() {
+            return Err(ToolError::new(messages::NOTHING));
+        }
+        let mut by_path: BTreeMap<PathBuf, Vec<JournalEntry>> = BTreeMap::new();
+        for entry in selected {
+            by_path.entry(entry.path.clone()).or_default().push(entry);
+        }
+        let paths: Vec<PathBuf> = by_path.keys().cloned().collect();
+        Ok((paths, by_path))
+    };
     let (queue, lock_fs) = (context.queue.clone(), context.lock_fs.clone());
     let ticket = context.ticket.clone();
-    let work = move |_token: CancellationToken| async move {
+    let work = move |by_path, _token: CancellationToken| async move {
         run_locked(&context, by_path, &options).await
     };
-    match exclusive_all(
+    match exclusive_after_earlier(
         &queue,
         &lock_fs,
-        paths,
         ticket,
         &CancellationToken::new(),
+        choose,
         work,
     )
     .await
     {
-        Ok(result) => result,
+        Ok(Ok(result)) => result,
+        Ok(Err(error)) => Err(error),
         Err(ExclusiveError::Lock(error)) => Err(ToolError::new(describe_fs_error(&error))),
         Err(ExclusiveError::Panicked(panic)) => Err(ToolError::internal(messages::INTERNAL, panic)),
     }

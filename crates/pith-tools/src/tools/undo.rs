@@ -1,7 +1,9 @@
 //! `undo`: restores files from the undo journal (optional; `--tools …,undo`).
 //!
-//! The call takes its place on arrival; once the journal names its files it
-//! waits for all their turns at once, and holding them the before-hooks run
+//! The call takes its place on arrival and waits until every call that
+//! arrived before it has made its change; only then is the journal read (an
+//! undo after a write in one batch undoes that write), and the turns of the
+//! files it names are taken at once. Holding them, the before-hooks run
 //! once per file, in path order, each on the call's arguments with that
 //! file's `path` added (`{"last": 1, "path": "/abs/a.txt"}`). A hook may
 //! allow or block a file (the whole undo is refused; no file changes), not
@@ -127,9 +129,10 @@ impl Tool for UndoTool {
         &self.definition
     }
 
-    /// The call takes its place on arrival and, once the journal names its
-    /// files, waits for all their turns at once; holding them, the
-    /// before-hooks run once per file (see the module docs).
+    /// The call takes its place on arrival; once every earlier call has made
+    /// its change, the journal names its files and it waits for all their
+    /// turns at once; holding them, the before-hooks run once per file (see
+    /// the module docs).
     fn queue_use(&self) -> QueueUse {
         QueueUse::Files
     }
