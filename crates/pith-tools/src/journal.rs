@@ -706,14 +706,11 @@ fn hash_both(before: Before<'_>, after: Option<&[u8]>) -> (Option<String>, FileS
         (Some(old), Some(new))
             if old.len() >= PARALLEL_HASH_BYTES && new.len() >= PARALLEL_HASH_BYTES =>
         {
-            std::thread::scope(|scope| {
-                let other = scope.spawn(|| pith_env::remote::sha256_hex(old));
-                let after = FileState::of(Some(new));
-                match other.join() {
-                    Ok(hash) => (Some(hash), after),
-                    Err(_) => (None, after),
-                }
-            })
+            let (hash, after) = crate::beside::beside(
+                || pith_env::remote::sha256_hex(old),
+                || FileState::of(Some(new)),
+            );
+            (Some(hash), after)
         }
         _ => (None, FileState::of(after)),
     }

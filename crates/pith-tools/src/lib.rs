@@ -33,6 +33,7 @@
 pub struct ReadmeExample;
 
 mod args;
+mod beside;
 mod call;
 pub mod details;
 mod hooks;

@@ -140,14 +140,11 @@ impl WrittenHashes {
                 lines: pith_text::LineHasher::of(text),
             };
         }
-        std::thread::scope(|scope| {
-            let lines = scope.spawn(|| pith_text::LineHasher::of(text));
-            let content = Some(Fingerprint::of(bytes));
-            WrittenHashes {
-                content,
-                lines: lines.join().ok().flatten(),
-            }
-        })
+        let (lines, content) = crate::beside::beside(
+            || pith_text::LineHasher::of(text),
+            || Some(Fingerprint::of(bytes)),
+        );
+        WrittenHashes { content, lines }
     }
 
     /// [`WrittenHashes::of`] for UTF-8 text without a BOM given as consecutive
@@ -176,14 +173,8 @@ impl WrittenHashes {
                 lines: lines(),
             };
         }
-        std::thread::scope(|scope| {
-            let lines = scope.spawn(lines);
-            let content = content();
-            WrittenHashes {
-                content,
-                lines: lines.join().ok().flatten(),
-            }
-        })
+        let (lines, content) = crate::beside::beside(lines, content);
+        WrittenHashes { content, lines }
     }
 }
 
@@ -515,5 +506,26 @@ mod tests {
         assert_eq!(hasher.finish(), whole);
         assert_ne!(Fingerprint::of(b"hello"), Fingerprint::of(b"hellp"));
         assert_eq!(whole.len(), 33);
+    }
+
+    #[test]
+    fn a_large_texts_hashes_are_the_same_without_a_second_thread() {
+        let text = "line of text\n".repeat(200_000);
+        let bytes = text.as_bytes();
+        let parts = [&bytes[..1_000_003], &bytes[1_000_003..]];
+        let mut runs = Vec::new();
+        for refuse in [false, true] {
+            crate::beside::tests::REFUSE.with(|cell| cell.set(refuse));
+            let whole = WrittenHashes::of(bytes, &text);
+            let split = WrittenHashes::of_parts(&parts, bytes.len());
+            crate::beside::tests::REFUSE.with(|cell| cell.set(false));
+            runs.push((whole.content, whole.lines, split.content, split.lines));
+        }
+        let (content, lines, _, _) = &runs[0];
+        assert!(content.is_some());
+        assert_eq!(lines.as_ref().map(Vec::len), Some(200_000));
+        assert_eq!(runs[0], runs[1]);
+        assert_eq!(runs[0].0, runs[0].2);
+        assert_eq!(runs[0].1, runs[0].3);
     }
 }

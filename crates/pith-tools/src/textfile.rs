@@ -295,17 +295,18 @@ pub(crate) async fn survey(
             }
         };
         let next = match &mut sha {
-            Some(sha) if chunk.len() >= 64 * 1024 => std::thread::scope(|scope| {
-                let hashing = scope.spawn(|| sha.update(chunk));
-                if let Some(content) = &mut content {
-                    content.update(chunk);
-                }
-                let next = check(utf8);
-                if let Err(panic) = hashing.join() {
-                    std::panic::resume_unwind(panic);
-                }
+            Some(sha) if chunk.len() >= 64 * 1024 => {
+                let ((), next) = crate::beside::beside(
+                    || sha.update(chunk),
+                    || {
+                        if let Some(content) = &mut content {
+                            content.update(chunk);
+                        }
+                        check(utf8)
+                    },
+                );
                 next
-            }),
+            }
             _ => {
                 if let Some(sha) = &mut sha {
                     sha.update(chunk);

@@ -82,15 +82,11 @@ pub(crate) fn hashes_of_edit(old: &[u8], same: usize, parts: &[&[u8]]) -> (Strin
         }
         crate::textfile::hex(&sha.finalize())
     };
-    std::thread::scope(|scope| {
-        let new = scope.spawn(new_hash);
+    let (new_hash, old_hash) = crate::beside::beside(new_hash, || {
         sha.update(old.get(shared..).unwrap_or_default());
-        let old_hash = crate::textfile::hex(&sha.finalize());
-        match new.join() {
-            Ok(new_hash) => (old_hash, new_hash),
-            Err(panic) => std::panic::resume_unwind(panic),
-        }
-    })
+        crate::textfile::hex(&sha.finalize())
+    });
+    (old_hash, new_hash)
 }
 
 /// How many leading bytes `a` and `b` share (compared 64 KiB at a time).

@@ -109,14 +109,7 @@ impl Journal {
                 }
                 let chunk = &buf[..read];
                 in_place(|| {
-                    std::thread::scope(|scope| {
-                        let hashing = scope.spawn(|| sha.update(chunk));
-                        let written = file.write_all(chunk);
-                        if let Err(panic) = hashing.join() {
-                            std::panic::resume_unwind(panic);
-                        }
-                        written
-                    })
+                    crate::beside::beside(|| sha.update(chunk), || file.write_all(chunk)).1
                 })
                 .map_err(io)?;
             }

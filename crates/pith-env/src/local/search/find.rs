@@ -28,8 +28,10 @@ pub(super) fn find(
     let walk = OrderedWalk::new(&request.root, start, select, cancel);
     let mut output = FindOutput::default();
     std::thread::scope(|scope| {
+        // Helpers only: where a thread is refused (a `pids` limit) this
+        // thread walks alone, as on one core.
         for _ in 1..thread_count() {
-            scope.spawn(|| walk.help());
+            let _ = std::thread::Builder::new().spawn_scoped(scope, || walk.help());
         }
         while let Some((_, entry)) = walk.next() {
             if output.entries.len() == limit {

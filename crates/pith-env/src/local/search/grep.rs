@@ -424,8 +424,9 @@ struct Engine<'a> {
 impl Engine<'_> {
     fn run(&self, threads: usize) -> GrepOutput {
         std::thread::scope(|scope| {
+            // Where a thread is refused (a `pids` limit) fewer workers search.
             for _ in 1..threads {
-                scope.spawn(|| self.work());
+                let _ = std::thread::Builder::new().spawn_scoped(scope, || self.work());
             }
             // The calling thread is a worker too.
             self.work();

@@ -280,14 +280,8 @@ pub(super) async fn alongside<T, A: Send>(
         return (output, work());
     };
     tokio::task::block_in_place(|| {
-        std::thread::scope(|scope| {
-            let worker = scope.spawn(work);
-            let output = handle.block_on(future);
-            match worker.join() {
-                Ok(done) => (output, done),
-                Err(panic) => std::panic::resume_unwind(panic),
-            }
-        })
+        let (done, output) = crate::beside::beside(work, || handle.block_on(future));
+        (output, done)
     })
 }
 
@@ -301,12 +295,5 @@ pub(super) fn beside<A: Send, B>(
     if !parallel {
         return (first(), second());
     }
-    std::thread::scope(|scope| {
-        let first = scope.spawn(first);
-        let second = second();
-        match first.join() {
-            Ok(first) => (first, second),
-            Err(panic) => std::panic::resume_unwind(panic),
-        }
-    })
+    crate::beside::beside(first, second)
 }

@@ -97,27 +97,27 @@ impl EditJob<'_> {
             // The parts go to the disk while the journal hashes and records; the
             // rename waits for the record (the gate), as the journal requires.
             Some(handle) => {
+                // Without a thread for the writer it runs last: the gate is
+                // open (or shut) by then, so it writes and renames (or not) at once.
                 let (go, done) = tokio::task::block_in_place(|| {
-                    std::thread::scope(|scope| {
-                        let (gate, gated) = std::sync::mpsc::channel();
-                        let writer = scope.spawn(|| {
-                            handle.block_on(fs.write_atomic_parts_gated(&self.path, &parts, gated))
-                        });
-                        let (hashes, diff_patch) = prepare();
-                        // Last check: once the gate opens the write completes.
-                        let go = !cancel.is_cancelled();
-                        // The session's hashes run while the journal waits for its fsyncs.
-                        let (written_hashes, note) = beside(
-                            || WrittenHashes::of_parts(&parts, new_len),
-                            || go.then(|| handle.block_on(record(hashes))).flatten(),
-                            true,
-                        );
-                        let _ = gate.send(go);
-                        match writer.join() {
-                            Ok(written) => (go, (note, written, written_hashes, diff_patch)),
-                            Err(panic) => std::panic::resume_unwind(panic),
-                        }
-                    })
+                    let (gate, gated) = std::sync::mpsc::channel();
+                    let (written, (go, note, written_hashes, diff_patch)) = crate::beside::beside(
+                        || handle.block_on(fs.write_atomic_parts_gated(&self.path, &parts, gated)),
+                        || {
+                            let (hashes, diff_patch) = prepare();
+                            // Last check: once the gate opens the write completes.
+                            let go = !cancel.is_cancelled();
+                            // The session's hashes run while the journal waits for its fsyncs.
+                            let (written_hashes, note) = beside(
+                                || WrittenHashes::of_parts(&parts, new_len),
+                                || go.then(|| handle.block_on(record(hashes))).flatten(),
+                                true,
+                            );
+                            let _ = gate.send(go);
+                            (go, note, written_hashes, diff_patch)
+                        },
+                    );
+                    (go, (note, written, written_hashes, diff_patch))
                 });
                 if !go {
                     ToolError::check_cancelled(cancel)?;
