@@ -49,7 +49,8 @@ const READ_SIZE: usize = 64 * 1024;
 /// The capacity asked for the output pipes (the kernel's default is 64 KiB).
 /// A command that prints fast then runs ahead by a few reads instead of
 /// waiting for each one: bash printing 1 GiB with its log kept went from
-/// ~0.68x to ~0.75-0.85x the throughput of `cat | cat` (bench/jobs). It is
+/// 0.65x to 0.69x the throughput of `cat | cat` (best of twelve runs each,
+/// docs/jobs.md). It is
 /// only capacity: the kernel allocates a pipe's pages as they fill. Linux
 /// counts every pipe's capacity against a per-user soft limit
 /// (`/proc/sys/fs/pipe-user-pages-soft`, 64 MiB): 256 KiB keeps even fifty
