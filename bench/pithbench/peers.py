@@ -126,7 +126,10 @@ def versions(rg: str, fd: str, pith: str | None) -> dict:
                            capture_output=True, text=True)
     return {
         "pith": ((_version([pith, "--version"]) or "").removeprefix("pith ") if pith else "") or "unknown",
-        "pith_commit": git.stdout.strip() + ("+dirty" if dirty.stdout.strip() else ""),
+        # The checkout's commit describes only a binary built from it.
+        "pith_commit": (git.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
+                        if pith and Path(pith).resolve().is_relative_to((REPO / "target").resolve())
+                        else f"not built from this checkout: {pith}"),
         "pi": (json.loads(pi.read_text())["version"]
                if (pi := BENCH / "node_modules" / PI_PACKAGE / "package.json").exists() else None),
         "node": _version(["node", "--version"]),
