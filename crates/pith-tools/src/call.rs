@@ -31,7 +31,10 @@
 //! hook that hands the call to another task is not seen; a hook inside a
 //! file's queue (write, edit, apply_patch, undo) has given its place up and
 //! may call file tools on other files, not on the file it approves (that
-//! file's turn is held until the hook returns).
+//! file's turn is held until the hook returns). Such a call takes the place
+//! of the call it is made in, not a place after every call that arrived
+//! since: it waits for no turn, only for its own file's queue (an `undo` that
+//! arrived later waits for the earlier call, so it must not wait for the undo).
 
 use std::sync::Arc;
 

@@ -46,6 +46,12 @@ use crate::paths::nearest_existing;
 use tokio::sync::{Mutex, OwnedMutexGuard};
 use tokio_util::sync::CancellationToken;
 
+tokio::task_local! {
+    /// The queue (by address) whose turns this task holds while a call's
+    /// work runs, its in-queue hooks included (see [`exclusive_all`]).
+    static WITHIN: usize;
+}
+
 /// One key's lock and how many calls hold or wait for it.
 struct Slot {
     lock: Arc<Mutex<()>>,
@@ -125,6 +131,21 @@ impl Turnstile {
                 domain,
                 turnstile: Arc::clone(self),
                 done: AtomicBool::new(false),
+                within: false,
+            }),
+        }
+    }
+
+    /// A ticket outside arrival order: done from the start, so it neither
+    /// waits for a turn nor holds one up.
+    fn within(self: &Arc<Self>) -> Ticket {
+        Ticket {
+            inner: Arc::new(TicketInner {
+                number: u64::MAX,
+                domain: None,
+                turnstile: Arc::clone(self),
+                done: AtomicBool::new(true),
+                within: true,
             }),
         }
     }
@@ -255,6 +276,10 @@ struct TicketInner {
     domain: Option<usize>,
     turnstile: Arc<Turnstile>,
     done: AtomicBool,
+    /// Taken by a call made from inside another call's turns (a hook that
+    /// calls a tool): it belongs to that earlier call's place, so it waits
+    /// for no turn (see [`MutationQueue::ticket_on`]).
+    within: bool,
 }
 
 impl Ticket {
@@ -336,13 +361,30 @@ impl MutationQueue {
     /// Takes the next place in arrival order, to hand to [`MutationQueue::lock_in_turn`].
     /// It waits for every earlier ticket, and every later one waits for it.
     pub fn ticket(&self) -> Ticket {
+        if self.is_within() {
+            return self.turnstile.within();
+        }
         self.turnstile.issue(None)
     }
 
     /// Takes the next place in arrival order for a call on `fs`: it waits
     /// only for earlier tickets of the same file system (or of none).
     pub fn ticket_on(&self, fs: &Arc<dyn FileSystem>) -> Ticket {
+        if self.is_within() {
+            return self.turnstile.within();
+        }
         self.turnstile.issue(Some(domain_of(fs)))
+    }
+
+    /// Whether this task runs inside a call's turns of this queue: a call it
+    /// makes (from a hook) takes its place in that earlier call's, not after
+    /// every call that arrived since. Were it put after them, a later call
+    /// that waits for the earlier one (an `undo` waits for every earlier
+    /// call) would wait for it in turn, and neither would ever run.
+    fn is_within(&self) -> bool {
+        WITHIN
+            .try_with(|queue| *queue == std::ptr::from_ref(self) as usize)
+            .unwrap_or(false)
     }
 
     /// Waits for `path`'s turn (`path` is absolute), entering its queue after
@@ -392,20 +434,27 @@ impl MutationQueue {
         paths: &[PathBuf],
         ticket: Ticket,
     ) -> Result<Vec<MutationGuard>, FsError> {
-        let mut keys = Vec::with_capacity(paths.len());
-        for path in paths {
-            keys.push(queue_key(fs, path).await?);
+        let keys = keys_of(fs, paths).await?;
+        self.wait_turn(&ticket).await;
+        Ok(self.enter(keys, ticket).await)
+    }
+
+    async fn wait_turn(&self, ticket: &Ticket) {
+        if !ticket.inner.within {
+            self.turnstile
+                .wait_turn(ticket.inner.number, ticket.inner.domain)
+                .await;
         }
-        keys.sort();
-        keys.dedup();
-        self.turnstile
-            .wait_turn(ticket.inner.number, ticket.inner.domain)
-            .await;
+    }
+
+    /// Enters the queue of every key (sorted, distinct) in `ticket`'s place,
+    /// whose turn it is: enqueued in every FIFO before the turn passes on,
+    /// then waits until each is this call's.
+    async fn enter(&self, keys: Vec<PathBuf>, ticket: Ticket) -> Vec<MutationGuard> {
         let mut waiting = Vec::with_capacity(keys.len());
         for key in keys {
             let (lock, claim) = self.claim(key);
             let mut acquire = Box::pin(lock.lock_owned());
-            // Enqueued in every FIFO before the turn passes on (see `lock_in_turn`).
             let ready = poll_fn(|cx| match acquire.as_mut().poll(cx) {
                 Poll::Ready(guard) => Poll::Ready(Some(guard)),
                 Poll::Pending => Poll::Ready(None),
@@ -422,7 +471,7 @@ impl MutationQueue {
             };
             guards.push(MutationGuard { _lock: lock, claim });
         }
-        Ok(guards)
+        guards
     }
 
     /// Waits for `ticket`'s turn, then until every call that entered a
@@ -445,9 +494,7 @@ impl MutationQueue {
     where
         Fut: Future<Output = Result<(Vec<PathBuf>, S), E>>,
     {
-        self.turnstile
-            .wait_turn(ticket.inner.number, ticket.inner.domain)
-            .await;
+        self.wait_turn(&ticket).await;
         // Every earlier call has entered its queues (its turn passed on only
         // then); a FIFO lock taken and let go after it has left.
         let earlier: Vec<Arc<Mutex<()>>> = self
@@ -464,36 +511,8 @@ impl MutationQueue {
             Ok(chosen) => chosen,
             Err(error) => return Ok(Err(error)),
         };
-        let mut keys = Vec::with_capacity(paths.len());
-        for path in &paths {
-            keys.push(queue_key(fs, path).await?);
-        }
-        keys.sort();
-        keys.dedup();
-        let mut waiting = Vec::with_capacity(keys.len());
-        for key in keys {
-            let (lock, claim) = self.claim(key);
-            waiting.push((lock, claim));
-        }
-        let mut acquiring = Vec::with_capacity(waiting.len());
-        for (lock, claim) in waiting {
-            let mut acquire = Box::pin(lock.lock_owned());
-            let ready = poll_fn(|cx| match acquire.as_mut().poll(cx) {
-                Poll::Ready(guard) => Poll::Ready(Some(guard)),
-                Poll::Pending => Poll::Ready(None),
-            })
-            .await;
-            acquiring.push((ready, acquire, claim));
-        }
-        ticket.finish();
-        let mut guards = Vec::with_capacity(acquiring.len());
-        for (ready, acquire, claim) in acquiring {
-            let lock = match ready {
-                Some(guard) => guard,
-                None => acquire.await,
-            };
-            guards.push(MutationGuard { _lock: lock, claim });
-        }
+        let keys = keys_of(fs, &paths).await?;
+        let guards = self.enter(keys, ticket).await;
         Ok(Ok((guards, chosen)))
     }
 
@@ -591,7 +610,8 @@ where
             .lock_all_in_turn(&*fs, &paths, ticket)
             .await
             .map_err(ExclusiveError::Lock)?;
-        let output = work(token).await;
+        let within = Arc::as_ptr(&queue) as usize;
+        let output = WITHIN.scope(within, work(token)).await;
         drop(guards);
         Ok(output)
     });
@@ -634,7 +654,8 @@ where
             Ok(locked) => locked,
             Err(error) => return Ok(Err(error)),
         };
-        let output = work(chosen, token).await;
+        let within = Arc::as_ptr(&queue) as usize;
+        let output = WITHIN.scope(within, work(chosen, token)).await;
         drop(guards);
         Ok(Ok(output))
     });
@@ -643,6 +664,18 @@ where
         .unwrap_or_else(|panic| Err(ExclusiveError::Panicked(panic)));
     on_drop.disarm();
     result
+}
+
+/// The queue keys of `paths`, sorted and distinct (the one order every
+/// multi-file call enters its queues in).
+async fn keys_of(fs: &dyn FileSystem, paths: &[PathBuf]) -> Result<Vec<PathBuf>, FsError> {
+    let mut keys = Vec::with_capacity(paths.len());
+    for path in paths {
+        keys.push(queue_key(fs, path).await?);
+    }
+    keys.sort();
+    keys.dedup();
+    Ok(keys)
 }
 
 /// The realpath of the nearest existing ancestor of `path`, plus the rest.

@@ -126,3 +126,74 @@ async fn a_call_on_another_file_system_does_not_wait_for_an_earlier_key() {
     drop(earlier);
     assert!(same.await.is_ok());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_made_inside_an_earlier_calls_turn_does_not_wait_for_a_later_undo() {
+    // A write holds `a`; its hook calls a tool on `b`. Meanwhile an undo
+    // that arrived after the write waits for every earlier call to finish.
+    // The hook's call belongs to the write's place: were it put after the
+    // undo, the undo would wait for the write, the write for its hook's
+    // call, and that call for the undo.
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b, c) = (
+        dir.path().join("a.txt"),
+        dir.path().join("b.txt"),
+        dir.path().join("c.txt"),
+    );
+    let queue = Arc::new(MutationQueue::new());
+    let fs: Arc<dyn FileSystem> = Arc::new(LocalEnv::new());
+    let write_ticket = queue.ticket_on(&fs);
+    let undo_ticket = queue.ticket_on(&fs);
+    let (go, gone) = tokio::sync::oneshot::channel::<()>();
+    let order = Arc::new(StdMutex::new(Vec::new()));
+    let write = {
+        let (queue, fs, order) = (queue.clone(), fs.clone(), order.clone());
+        tokio::spawn(async move {
+            let inner = (queue.clone(), fs.clone(), order.clone());
+            exclusive(
+                &queue,
+                &fs,
+                &a,
+                write_ticket,
+                &CancellationToken::new(),
+                |_| async move {
+                    let (queue, fs, order) = inner;
+                    gone.await.unwrap();
+                    // The hook's call, taking its ticket now, from inside the turn.
+                    let guard = queue
+                        .lock_in_turn(&*fs, &b, queue.ticket_on(&fs))
+                        .await
+                        .unwrap();
+                    order.lock().unwrap().push("hook's call");
+                    drop(guard);
+                    order.lock().unwrap().push("write");
+                },
+            )
+            .await
+            .map_err(|_| "lock failed")
+        })
+    };
+    let undo = {
+        let (queue, fs, order) = (queue.clone(), fs.clone(), order.clone());
+        tokio::spawn(async move {
+            let chosen =
+                queue
+                    .lock_all_after_earlier(&*fs, undo_ticket, || async move {
+                        Ok::<_, ()>((vec![c], ()))
+                    })
+                    .await;
+            order.lock().unwrap().push("undo");
+            chosen.map(|_| ()).map_err(|_| ())
+        })
+    };
+    // Let the undo reach its wait for the write, then let the hook call.
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    go.send(()).unwrap();
+    let both = tokio::time::timeout(Duration::from_secs(10), async {
+        (write.await.unwrap(), undo.await.unwrap())
+    })
+    .await
+    .expect("the undo, the write and its hook's call waited for each other");
+    assert!(both.0.is_ok() && both.1.is_ok());
+    assert_eq!(*order.lock().unwrap(), ["hook's call", "write", "undo"]);
+}
