@@ -496,14 +496,19 @@ impl MutationQueue {
     {
         self.wait_turn(&ticket).await;
         // Every earlier call has entered its queues (its turn passed on only
-        // then); a FIFO lock taken and let go after it has left.
-        let earlier: Vec<Arc<Mutex<()>>> = self
-            .slots
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .values()
-            .map(|slot| slot.lock.clone())
-            .collect();
+        // then); a FIFO lock taken and let go after it has left. A call made
+        // from inside another's turns would wait for that call, which waits
+        // for it: it reads what is there now.
+        let earlier: Vec<Arc<Mutex<()>>> = if ticket.inner.within {
+            Vec::new()
+        } else {
+            self.slots
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .values()
+                .map(|slot| slot.lock.clone())
+                .collect()
+        };
         for lock in earlier {
             drop(lock.lock().await);
         }

@@ -197,3 +197,39 @@ async fn a_call_made_inside_an_earlier_calls_turn_does_not_wait_for_a_later_undo
     assert!(both.0.is_ok() && both.1.is_ok());
     assert_eq!(*order.lock().unwrap(), ["hook's call", "write", "undo"]);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_undo_made_inside_a_calls_turn_does_not_wait_for_that_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a.txt"), dir.path().join("b.txt"));
+    let queue = Arc::new(MutationQueue::new());
+    let fs: Arc<dyn FileSystem> = Arc::new(LocalEnv::new());
+    let ticket = queue.ticket_on(&fs);
+    let inner = (queue.clone(), fs.clone());
+    let done =
+        tokio::time::timeout(
+            Duration::from_secs(10),
+            exclusive(
+                &queue,
+                &fs,
+                &a,
+                ticket,
+                &CancellationToken::new(),
+                |_| async move {
+                    let (queue, fs) = inner;
+                    let ticket = queue.ticket_on(&fs);
+                    queue
+                        .lock_all_after_earlier(&*fs, ticket, || async move {
+                            Ok::<_, ()>((vec![b], 7))
+                        })
+                        .await
+                        .unwrap()
+                        .unwrap()
+                        .1
+                },
+            ),
+        )
+        .await
+        .expect("the inner undo waited for the call it was made in");
+    assert_eq!(done.unwrap(), 7);
+}
