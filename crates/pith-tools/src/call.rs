@@ -58,11 +58,6 @@ tokio::task_local! {
     static HOOKS_HOLD_TURN: (usize, &'static str);
 }
 
-/// The identity of a queue for [`HOOKS_HOLD_TURN`].
-fn queue_id(queue: &Arc<crate::queue::MutationQueue>) -> usize {
-    Arc::as_ptr(queue) as usize
-}
-
 /// Runs the before-hooks of a call that holds its place in arrival order,
 /// marking the task (see the module docs).
 async fn authorize_holding_turn(
@@ -71,10 +66,7 @@ async fn authorize_holding_turn(
     args: Value,
 ) -> Result<Value, ToolError> {
     HOOKS_HOLD_TURN
-        .scope(
-            (queue_id(&context.queue), name),
-            context.authorize(name, args),
-        )
+        .scope((context.queue.id(), name), context.authorize(name, args))
         .await
 }
 
@@ -112,7 +104,7 @@ async fn dispatch(
     };
     if tool.takes_queue_turn()
         && let Ok((queue, outer)) = HOOKS_HOLD_TURN.try_with(|held| *held)
-        && queue == queue_id(toolset.queue())
+        && queue == toolset.queue().id()
     {
         let name = tool.definition().name;
         return ToolError::refused(crate::messages::pipeline::called_from_hook(name, outer)).into();

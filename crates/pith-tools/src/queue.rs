@@ -383,8 +383,13 @@ impl MutationQueue {
     /// call) would wait for it in turn, and neither would ever run.
     fn is_within(&self) -> bool {
         WITHIN
-            .try_with(|queue| *queue == std::ptr::from_ref(self) as usize)
+            .try_with(|queue| *queue == self.id())
             .unwrap_or(false)
+    }
+
+    /// This queue's identity (its address) for the task-locals that name it.
+    pub(crate) fn id(&self) -> usize {
+        std::ptr::from_ref(self) as usize
     }
 
     /// Waits for `path`'s turn (`path` is absolute), entering its queue after
@@ -606,21 +611,34 @@ where
     T: Send + 'static,
     Fut: Future<Output = T> + Send + 'static,
 {
-    let token = cancel.child_token();
-    let on_drop = token.clone().drop_guard();
     // The ticket was taken before the task is spawned: tasks start in any order.
     let (queue, fs) = (queue.clone(), fs.clone());
-    let task = tokio::spawn(async move {
+    on_own_task(cancel, move |token| async move {
         let guards = queue
             .lock_all_in_turn(&*fs, &paths, ticket)
             .await
             .map_err(ExclusiveError::Lock)?;
-        let within = Arc::as_ptr(&queue) as usize;
-        let output = WITHIN.scope(within, work(token)).await;
+        let output = WITHIN.scope(queue.id(), work(token)).await;
         drop(guards);
         Ok(output)
-    });
-    let result = task
+    })
+    .await
+}
+
+/// Runs `body` on a task of its own with a child token of `cancel`, which is
+/// cancelled when the caller's future is dropped: the task (and the turns it
+/// holds) ends only when its work has settled.
+async fn on_own_task<T, Fut>(
+    cancel: &CancellationToken,
+    body: impl FnOnce(CancellationToken) -> Fut,
+) -> Result<T, ExclusiveError>
+where
+    T: Send + 'static,
+    Fut: Future<Output = Result<T, ExclusiveError>> + Send + 'static,
+{
+    let token = cancel.child_token();
+    let on_drop = token.clone().drop_guard();
+    let result = tokio::spawn(body(token))
         .await
         .unwrap_or_else(|panic| Err(ExclusiveError::Panicked(panic)));
     on_drop.disarm();
@@ -647,10 +665,8 @@ where
     Choose: Future<Output = Result<(Vec<PathBuf>, S), E>> + Send,
     Work: Future<Output = T> + Send,
 {
-    let token = cancel.child_token();
-    let on_drop = token.clone().drop_guard();
     let (queue, fs) = (queue.clone(), fs.clone());
-    let task = tokio::spawn(async move {
+    on_own_task(cancel, move |token| async move {
         let (guards, chosen) = match queue
             .lock_all_after_earlier(&*fs, ticket, choose)
             .await
@@ -659,16 +675,11 @@ where
             Ok(locked) => locked,
             Err(error) => return Ok(Err(error)),
         };
-        let within = Arc::as_ptr(&queue) as usize;
-        let output = WITHIN.scope(within, work(chosen, token)).await;
+        let output = WITHIN.scope(queue.id(), work(chosen, token)).await;
         drop(guards);
         Ok(Ok(output))
-    });
-    let result = task
-        .await
-        .unwrap_or_else(|panic| Err(ExclusiveError::Panicked(panic)));
-    on_drop.disarm();
-    result
+    })
+    .await
 }
 
 /// The queue keys of `paths`, sorted and distinct (the one order every

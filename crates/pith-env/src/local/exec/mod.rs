@@ -50,8 +50,8 @@ const READ_SIZE: usize = 64 * 1024;
 /// A command that prints fast then runs ahead by a few reads instead of
 /// waiting for each one: bash printing 1 GiB with its log kept went from
 /// 0.65x to 0.69x the throughput of `cat | cat` (best of twelve runs each,
-/// docs/jobs.md). It is
-/// only capacity: the kernel allocates a pipe's pages as they fill. Linux
+/// docs/jobs.md). It is only capacity: the kernel allocates a pipe's pages
+/// as they fill. Linux
 /// counts every pipe's capacity against a per-user soft limit
 /// (`/proc/sys/fs/pipe-user-pages-soft`, 64 MiB): 256 KiB keeps even fifty
 /// jobs' pipes (25 MiB) under it.

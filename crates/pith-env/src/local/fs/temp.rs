@@ -12,8 +12,8 @@
 //! exclusively (`O_EXCL | O_NOFOLLOW`), written, fsynced and renamed, which a
 //! kill leaves behind. Where the unnamed file was written but cannot be linked
 //! (no `/proc`), the named one is filled by copying it: the bytes are written
-//! by the caller once, as a stream can give them only once. On any failure the temp file is
-//! unlinked relative to the handle, so nothing is left anywhere.
+//! by the caller once, as a stream can give them only once. On any failure the
+//! temp file is unlinked relative to the handle, so nothing is left anywhere.
 
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
