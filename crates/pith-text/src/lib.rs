@@ -90,6 +90,7 @@ mod middle;
 mod names;
 mod normalize;
 mod patch;
+mod prefilter;
 mod search;
 mod signal;
 mod spliced;

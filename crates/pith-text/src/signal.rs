@@ -11,6 +11,7 @@ use aho_corasick::{AhoCorasick, Input, MatchKind, Span, packed};
 use serde::Serialize;
 
 use crate::clip_line;
+use crate::prefilter::Prefixes;
 
 /// At most this many signal lines are promoted into a marker.
 pub const MAX_SIGNAL_LINES: usize = 20;
@@ -141,6 +142,47 @@ const FOLD_BLOCK: usize = 16 * 1024;
 /// boundary is found (the longest fragment's length minus one).
 const FOLD_OVERLAP: usize = "segmentation fault".len() - 1;
 
+/// Blocks with more prefix candidates than this go to the automaton of the
+/// whole fragments (each candidate costs a check; the automaton's pass does
+/// not).
+const MAX_CANDIDATES: usize = 256;
+
+/// The fragments' prefixes for the one-pass kernel (`None` if they do not
+/// suit it, which the fixed list never causes).
+fn kernel_prefixes() -> Option<&'static Prefixes> {
+    static PREFIXES: OnceLock<Option<Prefixes>> = OnceLock::new();
+    PREFIXES.get_or_init(|| Prefixes::of(SIGNALS)).as_ref()
+}
+
+/// Whether a signal fragment starts at the start of `text`, in any case.
+fn fragment_at(text: &[u8]) -> bool {
+    SIGNALS.iter().any(|fragment| {
+        text.get(..fragment.len())
+            .is_some_and(|start| start.eq_ignore_ascii_case(fragment.as_bytes()))
+    })
+}
+
+/// Where a scan of a text is: the number of the line at `counted_to` (a
+/// line start, or a position whose line's number is known), and where the
+/// line after the last one offered starts.
+struct LineWalk {
+    number: u64,
+    counted_to: usize,
+    next_line_start: usize,
+    skip_through: u64,
+}
+
+impl LineWalk {
+    fn new(first_number: u64, skip_through: u64) -> LineWalk {
+        LineWalk {
+            number: first_number,
+            counted_to: 0,
+            next_line_start: 0,
+            skip_through,
+        }
+    }
+}
+
 /// Whether `line` looks like it reports a problem (`error: …`, `FAILED`,
 /// `panicked at`, `Traceback`, `error[E0308]`, `AssertionError`, …).
 pub fn is_signal_line(line: &str) -> bool {
@@ -190,20 +232,113 @@ impl SignalLines {
 
     /// Offers every complete or partial line of `text`, the first numbered
     /// `first_number`, skipping lines numbered at most `skip_through`; returns
-    /// the number of newlines in `text`. Runs at memory speed: the text is
-    /// folded to lower case a cache-sized block at a time, one pass of a packed
-    /// searcher over each block finds the candidate fragments (each checked
-    /// against the whole fragments), and the block's newlines are
-    /// counted while it is in the cache.
+    /// the number of newlines in `text`. Runs at memory speed, a cache-sized
+    /// block at a time: where the CPU has AVX2, one pass of a SIMD kernel per
+    /// block finds where the fragments' prefixes start, in any case, and
+    /// counts the newlines; elsewhere the block is folded to lower case into
+    /// a buffer, a packed searcher finds the candidates there and the
+    /// newlines are counted apart. Each candidate is checked against the
+    /// whole fragments.
     pub fn offer_text(&mut self, text: &str, first_number: u64, skip_through: u64) -> u64 {
+        match kernel_prefixes().filter(|_| Prefixes::available()) {
+            Some(prefixes) => self.offer_text_kernel(prefixes, text, first_number, skip_through),
+            None => self.offer_text_folded(text, first_number, skip_through),
+        }
+    }
+
+    /// [`SignalLines::offer_text`] with the one-pass kernel.
+    fn offer_text_kernel(
+        &mut self,
+        prefixes: &Prefixes,
+        text: &str,
+        first_number: u64,
+        skip_through: u64,
+    ) -> u64 {
+        let bytes = text.as_bytes();
+        let mut walk = LineWalk::new(first_number, skip_through);
+        let mut candidates = Vec::new();
+        // Newlines in `bytes[..block_start]`.
+        let mut newlines = 0;
+        let mut block_start = 0;
+        while block_start < bytes.len() {
+            let block_end = (block_start + FOLD_BLOCK).min(bytes.len());
+            candidates.clear();
+            let Some(count) = prefixes.scan(
+                bytes,
+                block_start,
+                block_end,
+                &mut candidates,
+                MAX_CANDIDATES + 1,
+            ) else {
+                return self.offer_text_folded(text, first_number, skip_through);
+            };
+            let anchor = (block_start, first_number + newlines);
+            if candidates.len() > MAX_CANDIDATES {
+                // Text dense with prefixes that are mostly not fragments
+                // (`errerr…`): the automaton of the whole fragments.
+                self.offer_block_by_automaton(text, block_start, block_end, &mut walk, anchor);
+            } else {
+                for &at in &candidates {
+                    if at >= walk.next_line_start
+                        && fragment_at(bytes.get(at..).unwrap_or_default())
+                    {
+                        self.offer_line_at(text, at, &mut walk, anchor);
+                    }
+                }
+            }
+            newlines += count;
+            block_start = block_end;
+        }
+        newlines
+    }
+
+    /// Offers the lines of `text` that hold a fragment starting in
+    /// `block_start..block_end`, found by the automaton on a folded copy of
+    /// the block (and of the bytes a fragment starting in it may run into).
+    fn offer_block_by_automaton(
+        &mut self,
+        text: &str,
+        block_start: usize,
+        block_end: usize,
+        walk: &mut LineWalk,
+        anchor: (usize, u64),
+    ) {
+        let Some(matcher) = folded_matcher() else {
+            return;
+        };
+        let bytes = text.as_bytes();
+        let end = (block_end + FOLD_OVERLAP).min(bytes.len());
+        let mut folded = [0u8; FOLD_BLOCK + FOLD_OVERLAP];
+        let block = bytes.get(block_start..end).unwrap_or_default();
+        let buffer = folded.get_mut(..block.len()).unwrap_or_default();
+        for (to, from) in buffer.iter_mut().zip(block) {
+            *to = from.to_ascii_lowercase();
+        }
+        let buffer = &*buffer;
+        loop {
+            let from = walk.next_line_start.max(block_start) - block_start;
+            if from >= buffer.len() {
+                return;
+            }
+            let Some(found) = matcher.find(Input::new(buffer).span(from..buffer.len())) else {
+                return;
+            };
+            let at = block_start + found.start();
+            if at >= block_end {
+                return;
+            }
+            self.offer_line_at(text, at, walk, anchor);
+        }
+    }
+
+    /// [`SignalLines::offer_text`] folding each block into a buffer first.
+    fn offer_text_folded(&mut self, text: &str, first_number: u64, skip_through: u64) -> u64 {
         let Some(matcher) = folded_matcher() else {
             return memchr::memchr_iter(b'\n', text.as_bytes()).count() as u64;
         };
         let bytes = text.as_bytes();
         let mut folded = [0u8; FOLD_BLOCK];
-        let mut number = first_number;
-        let mut counted_to = 0;
-        let mut next_line_start: usize = 0;
+        let mut walk = LineWalk::new(first_number, skip_through);
         let mut block_start = 0;
         // Newlines in `bytes[..newlines_to]`.
         let mut newlines = 0;
@@ -220,27 +355,42 @@ impl SignalLines {
                 *to = from.to_ascii_lowercase();
             }
             let buffer = &*buffer;
-            let mut from = next_line_start.saturating_sub(block_start);
+            let mut from = walk.next_line_start.saturating_sub(block_start);
             let mut misses = 0;
             while let Some(found) = next_fragment(buffer, from, matcher, &mut misses) {
-                let at = block_start + found;
-                let before = bytes.get(..at).unwrap_or_default();
-                let start = memchr::memrchr(b'\n', before).map_or(0, |newline| newline + 1);
-                let after = bytes.get(at..).unwrap_or_default();
-                let end = memchr::memchr(b'\n', after).map_or(bytes.len(), |offset| at + offset);
-                let skipped = bytes.get(counted_to..start).unwrap_or_default();
-                number += memchr::memchr_iter(b'\n', skipped).count() as u64;
-                counted_to = start;
-                next_line_start = end + 1;
-                if number > skip_through {
-                    self.offer(number, text.get(start..end).unwrap_or_default());
-                }
-                from = next_line_start - block_start;
+                self.offer_line_at(text, block_start + found, &mut walk, (0, first_number));
+                from = walk.next_line_start - block_start;
             }
             if block_end == bytes.len() {
                 return newlines;
             }
             block_start = block_end - FOLD_OVERLAP;
+        }
+    }
+
+    /// Offers the line of `text` that holds position `at` (where a fragment
+    /// starts), numbered by `walk`; `anchor` is a position at or before `at`
+    /// and the number of its line, so the newlines before a line are counted
+    /// from there rather than from the last line offered.
+    fn offer_line_at(&mut self, text: &str, at: usize, walk: &mut LineWalk, anchor: (usize, u64)) {
+        let bytes = text.as_bytes();
+        let before = bytes.get(..at).unwrap_or_default();
+        let start = memchr::memrchr(b'\n', before).map_or(0, |newline| newline + 1);
+        let after = bytes.get(at..).unwrap_or_default();
+        let end = memchr::memchr(b'\n', after).map_or(bytes.len(), |offset| at + offset);
+        let (anchor_at, anchor_number) = anchor;
+        if walk.counted_to < anchor_at {
+            walk.counted_to = anchor_at;
+            walk.number = anchor_number;
+        }
+        if start > walk.counted_to {
+            let skipped = bytes.get(walk.counted_to..start).unwrap_or_default();
+            walk.number += memchr::memchr_iter(b'\n', skipped).count() as u64;
+            walk.counted_to = start;
+        }
+        walk.next_line_start = end + 1;
+        if walk.number > walk.skip_through {
+            self.offer(walk.number, text.get(start..end).unwrap_or_default());
         }
     }
 
@@ -321,6 +471,20 @@ pub fn omission_marker(
 mod tests {
     use super::*;
 
+    /// `offer_text` on `signals` both ways (the one-pass kernel where the CPU
+    /// has it, and the folded blocks), which must agree; the newlines.
+    fn offer_both_ways(signals: &mut SignalLines, text: &str, first: u64, skip: u64) -> u64 {
+        let mut kernel = signals.clone();
+        let newlines = signals.offer_text_folded(text, first, skip);
+        if let Some(prefixes) = kernel_prefixes().filter(|_| Prefixes::available()) {
+            let kernel_newlines = kernel.offer_text_kernel(prefixes, text, first, skip);
+            assert_eq!(kernel_newlines, newlines);
+            assert_eq!(kernel.lines(), signals.lines());
+            assert_eq!(kernel.total(), signals.total());
+        }
+        newlines
+    }
+
     #[test]
     fn signal_lines_are_recognised_and_noise_is_not() {
         for line in [
@@ -392,7 +556,7 @@ mod tests {
             }
             text.push_str("last line, an exception");
             let mut signals = SignalLines::default();
-            let newlines = signals.offer_text(&text, 7, 9);
+            let newlines = offer_both_ways(&mut signals, &text, 7, 9);
             assert_eq!(
                 newlines as usize,
                 text.matches('\n').count(),
@@ -466,7 +630,7 @@ mod tests {
                 }
             }
             let mut signals = SignalLines::default();
-            let newlines = signals.offer_text(&text, first, skip);
+            let newlines = offer_both_ways(&mut signals, &text, first, skip);
             proptest::prop_assert_eq!(newlines as usize, text.matches('\n').count());
             let found: Vec<SignalLine> = signals.lines().into_iter().cloned().collect();
             proptest::prop_assert_eq!(found, offered_each(&text, first, skip));
@@ -496,7 +660,7 @@ mod tests {
             line += 1;
         }
         let mut signals = SignalLines::default();
-        let newlines = signals.offer_text(&text, 1, 0);
+        let newlines = offer_both_ways(&mut signals, &text, 1, 0);
         assert_eq!(newlines as usize, text.matches('\n').count());
         let found: Vec<SignalLine> = signals.lines().into_iter().cloned().collect();
         assert_eq!(found, offered_each(&text, 1, 0));
@@ -506,7 +670,7 @@ mod tests {
     #[test]
     fn marker_names_the_range_the_path_and_each_promoted_line() {
         let mut signals = SignalLines::default();
-        signals.offer_text("a\nerror: boom\nb\n", 49_999, 0);
+        offer_both_ways(&mut signals, "a\nerror: boom\nb\n", 49_999, 0);
         let marker = omission_marker(501, 98_000, Some("/tmp/x.log"), &signals);
         assert_eq!(
             marker,
