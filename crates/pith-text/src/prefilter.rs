@@ -19,6 +19,12 @@
 //! space of `segmentation fault`, come after its prefix and are checked by
 //! the caller.)
 
+// Without x86-64 only `Prefixes::available` (false) is reached.
+#![cfg_attr(
+    not(target_arch = "x86_64"),
+    allow(dead_code, reason = "the kernel is x86-64 only")
+)]
+
 /// Bytes per prefix.
 pub(crate) const PREFIX: usize = 3;
 
@@ -45,7 +51,10 @@ impl Prefixes {
                 prefixes.push(prefix);
             }
         }
-        (prefixes.len() <= 8).then(|| Prefixes {
+        if prefixes.len() > 8 {
+            return None;
+        }
+        Some(Prefixes {
             #[cfg(target_arch = "x86_64")]
             tables: avx2::Tables::new(&prefixes),
             prefixes,
