@@ -45,6 +45,10 @@ pub enum Prerequisite {
     /// A cgroup v2 directory where this process may create a child cgroup
     /// and move processes into it (root, or a delegated subtree).
     Cgroup2,
+    /// The cgroup v1 pids controller (`/sys/fs/cgroup/pids`), where this
+    /// process may create a child cgroup, set its `pids.max` and move
+    /// processes into it (root).
+    Pids,
     /// Anything else; the key is `other`.
     Other,
 }
@@ -61,6 +65,7 @@ impl Prerequisite {
             Prerequisite::Ssh => "ssh",
             Prerequisite::Python => "python",
             Prerequisite::Cgroup2 => "cgroup2",
+            Prerequisite::Pids => "pids",
             Prerequisite::Other => "other",
         }
     }

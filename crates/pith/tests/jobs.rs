@@ -29,11 +29,25 @@ struct Batch {
 
 impl Batch {
     fn start(dir: &Path, extra: &[&str]) -> Batch {
-        let mut child = Command::new(PITH)
-            .arg("batch")
-            .arg("--cwd")
-            .arg(dir)
-            .args(extra)
+        let mut command = Command::new(PITH);
+        command.arg("batch").arg("--cwd").arg(dir).args(extra);
+        Batch::spawn(command, dir)
+    }
+
+    /// `pith batch` moved into a cgroup first (its `cgroup.procs` file).
+    fn start_in_cgroup(dir: &Path, procs: &Path) -> Batch {
+        let mut command = Command::new("sh");
+        command
+            .arg("-c")
+            .arg(r#"echo $$ > "$0" && exec "$1" batch --cwd "$2""#)
+            .arg(procs)
+            .arg(PITH)
+            .arg(dir);
+        Batch::spawn(command, dir)
+    }
+
+    fn spawn(mut command: Command, dir: &Path) -> Batch {
+        let mut child = command
             .env("TMPDIR", dir)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -178,6 +192,124 @@ fn a_server_in_the_background_is_waited_for_fetched_and_killed() {
     assert!(std::net::TcpStream::connect(("127.0.0.1", port)).is_err());
     let list = batch.call("jobs", json!({"action": "list"}));
     assert_eq!(list["details"]["jobs"][0]["state"], "killed", "{list}");
+    batch.end();
+}
+
+/// A child of the cgroup v1 pids controller with a `pids.max`, removed when
+/// dropped (once its processes are gone).
+struct PidsCgroup {
+    dir: std::path::PathBuf,
+}
+
+impl PidsCgroup {
+    fn new(max: u32) -> Option<PidsCgroup> {
+        let dir =
+            Path::new("/sys/fs/cgroup/pids").join(format!("pith-test-{}", std::process::id()));
+        std::fs::create_dir(&dir).ok()?;
+        let cgroup = PidsCgroup { dir };
+        std::fs::write(cgroup.dir.join("pids.max"), max.to_string()).ok()?;
+        Some(cgroup)
+    }
+
+    fn procs(&self) -> std::path::PathBuf {
+        self.dir.join("cgroup.procs")
+    }
+
+    /// Tasks (processes and threads) in the cgroup now.
+    fn current(&self) -> u32 {
+        std::fs::read_to_string(self.dir.join("pids.current"))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap()
+    }
+
+    /// Waits (at most 20 s) until `ready` holds of the task count.
+    fn wait_for(&self, what: &str, ready: impl Fn(u32) -> bool) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !ready(self.current()) {
+            assert!(
+                Instant::now() < deadline,
+                "{what}: {} tasks",
+                self.current()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for PidsCgroup {
+    fn drop(&mut self) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while std::fs::remove_dir(&self.dir).is_err() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+/// A job that forks until the process limit refuses it (a fork bomb, bounded
+/// here by a pids cgroup around pith) leaves pith answering: the file tools
+/// still work, a command that cannot start says the limit is reached and that a
+/// job is running, and killing the job frees the processes for the next command.
+#[test]
+fn a_job_that_uses_up_the_process_limit_leaves_pith_answering_and_says_how_to_recover() {
+    const MAX: u32 = 64;
+    let Some(cgroup) = PidsCgroup::new(MAX) else {
+        return pith_testkit::skip(
+            "a_job_that_uses_up_the_process_limit_leaves_pith_answering_and_says_how_to_recover",
+            pith_testkit::Prerequisite::Pids,
+            "no child of the cgroup v1 pids controller can be made here",
+        );
+    };
+    let dir = TempDir::new().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "hello\n").unwrap();
+    let mut batch = Batch::start_in_cgroup(dir.path(), &cgroup.procs());
+    assert_eq!(
+        text(&batch.call("read", json!({"path": "a.txt"}))),
+        "hello\n"
+    );
+    let mark = marker();
+    let bomb = batch.call(
+        "bash",
+        json!({"command": format!("while :; do sleep {mark} & done"), "background": true}),
+    );
+    let id = job_id(&bomb);
+    cgroup.wait_for("the job fills the cgroup", |tasks| tasks >= MAX);
+
+    // The file tools answer while no process can start.
+    assert_eq!(
+        text(&batch.call("read", json!({"path": "a.txt"}))),
+        "hello\n"
+    );
+    let written = batch.call("write", json!({"path": "b.txt", "content": "new\n"}));
+    assert_eq!(written["isError"], false, "{written}");
+    let edited = batch.call(
+        "edit",
+        json!({"path": "b.txt", "edits": [{"oldText": "new", "newText": "edited"}]}),
+    );
+    assert_eq!(edited["isError"], false, "{edited}");
+    let found = batch.call("grep", json!({"pattern": "edited"}));
+    assert!(text(&found).contains("b.txt:1: edited"), "{found}");
+
+    // A command cannot start, and says why and what to do.
+    let refused = batch.call("bash", json!({"command": "echo started"}));
+    assert_eq!(refused["isError"], true, "{refused}");
+    let message = text(&refused);
+    assert!(
+        message.contains("the process limit is reached"),
+        "{message}"
+    );
+    assert!(
+        message.contains("1 background job is running (jobs list shows it; jobs kill ID ends one)"),
+        "{message}"
+    );
+
+    let killed = batch.call("jobs", json!({"action": "kill", "id": id}));
+    assert_eq!(killed["details"]["state"], "killed", "{killed}");
+    cgroup.wait_for("the job's processes are gone", |tasks| tasks < MAX / 2);
+    assert_eq!(survivors(&mark), Vec::<u32>::new());
+    let ran = batch.call("bash", json!({"command": "echo started"}));
+    assert_eq!(text(&ran), "started\n", "{ran}");
     batch.end();
 }
 

@@ -49,6 +49,17 @@ pub(crate) fn missing_cwd(cwd: impl Display) -> String {
     format!("Working directory does not exist: {cwd}\nCannot execute bash commands.")
 }
 
+/// Added to a failure to start a command while background jobs run (one of
+/// them may hold the processes the start needed).
+pub(crate) fn jobs_running(count: usize) -> String {
+    let (jobs, them) = if count == 1 {
+        ("job is", "it")
+    } else {
+        ("jobs are", "them")
+    };
+    format!("{count} background {jobs} running (jobs list shows {them}; jobs kill ID ends one).")
+}
+
 /// The configured shell does not exist.
 pub(crate) fn shell_not_found(shell: impl Display) -> String {
     format!("Shell not found: {shell}. Configure a shell that exists, or install bash.")

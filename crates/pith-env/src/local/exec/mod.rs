@@ -288,12 +288,21 @@ impl Drop for AbortOnDrop {
     }
 }
 
+/// Why a spawn failed when the system refused a new process.
+pub(crate) const PROCESS_LIMIT: &str =
+    "the process limit is reached (too many processes are running; end some, then try again)";
+
 fn spawn_error(error: io::Error, program: &Path) -> ExecError {
     if error.kind() == io::ErrorKind::NotFound {
         return ExecError::ShellNotFound(program.to_path_buf());
     }
     let message = match error.kind() {
         io::ErrorKind::PermissionDenied => "permission denied".to_owned(),
+        // fork refused: RLIMIT_NPROC, a cgroup's pids.max or the system's pid
+        // space is used up (a command forking without end, say).
+        _ if error.raw_os_error() == Some(nix::errno::Errno::EAGAIN as i32) => {
+            PROCESS_LIMIT.to_owned()
+        }
         _ => error.to_string(),
     };
     ExecError::Spawn {

@@ -226,7 +226,23 @@ impl Tool for BashTool {
             return job::start(mode, &command, request, args.timeout, context, cancel).await;
         }
         let (outcome, snapshot) = run(context, request, cancel).await;
-        let outcome = outcome.map_err(|error| ToolError::new(exec_error_message(&error)))?;
+        let outcome = outcome.map_err(|error| {
+            let mut message = exec_error_message(&error);
+            if matches!(error, ExecError::Spawn { .. }) {
+                let running = context
+                    .session
+                    .jobs()
+                    .list()
+                    .iter()
+                    .filter(|job| job.end.is_none())
+                    .count();
+                if running > 0 {
+                    message.push('\n');
+                    message.push_str(&messages::jobs_running(running));
+                }
+            }
+            ToolError::new(message)
+        })?;
         let structured = structured(&outcome, &snapshot);
         match finish(outcome, &snapshot, args.timeout, &context.config.sandbox) {
             Ok(output) => Ok(output.with_structured(structured)),
