@@ -2,6 +2,7 @@
 //! runtime, dispatch, clean up.
 
 use std::io::{IsTerminal, Write};
+use std::time::Duration;
 
 use clap::Parser;
 use pith_env::Env;
@@ -43,13 +44,20 @@ pub(crate) fn run() -> i32 {
         pith_env::LocalEnv::set_up_on_first_command();
     }
 
+    // Blocking-pool threads, once started, stay (a year's keep-alive): when no
+    // new thread can start (a command forking without end has used up the
+    // process limit), a blocking task queues for one of them instead of
+    // waiting for a thread that never comes (tokio only starts threads when a
+    // task arrives, and stdin's reader holds one for good).
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
+        .thread_keep_alive(Duration::from_secs(365 * 24 * 60 * 60))
         .build()
     {
         Ok(runtime) => runtime,
         Err(error) => return report(&error.into()),
     };
+    reserve_blocking_threads(&runtime);
     if eager {
         pith_env::prune_output_dir(&pith_env::output_dir());
     }
@@ -71,6 +79,45 @@ pub(crate) fn run() -> i32 {
         Ok(code) => code,
         Err(error) => report(&error),
     }
+}
+
+/// Blocking-pool threads started up front (stdin's reader, in `batch` and
+/// `mcp`, keeps one of them): with the long keep-alive they stay, so blocking
+/// work (file system calls, a command's start) always has a thread even when
+/// the system refuses new ones.
+const RESERVED_BLOCKING_THREADS: usize = 3;
+
+/// Starts [`RESERVED_BLOCKING_THREADS`] blocking-pool threads at once: each
+/// task waits (at most 100 ms) until all have arrived, so each holds a thread
+/// of its own. Best effort: a refused thread only means fewer in reserve.
+fn reserve_blocking_threads(runtime: &tokio::runtime::Runtime) {
+    let arrived = std::sync::Arc::new((std::sync::Mutex::new(0usize), std::sync::Condvar::new()));
+    let wait_for_all = |arrived: &(std::sync::Mutex<usize>, std::sync::Condvar)| {
+        let (count, changed) = arrived;
+        let guard = count
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let _ = changed.wait_timeout_while(guard, Duration::from_millis(100), |count| {
+            *count < RESERVED_BLOCKING_THREADS
+        });
+    };
+    for _ in 0..RESERVED_BLOCKING_THREADS {
+        let arrived = arrived.clone();
+        let spawned = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            runtime.spawn_blocking(move || {
+                let (count, changed) = &*arrived;
+                *count
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner) += 1;
+                changed.notify_all();
+                wait_for_all(&arrived);
+            })
+        }));
+        if spawned.is_err() {
+            return;
+        }
+    }
+    wait_for_all(&arrived);
 }
 
 /// Whether a child process may start other than through the local

@@ -264,6 +264,15 @@ fn a_job_that_uses_up_the_process_limit_leaves_pith_answering_and_says_how_to_re
     let dir = TempDir::new().unwrap();
     std::fs::write(dir.path().join("a.txt"), "hello\n").unwrap();
     let mut batch = Batch::start_in_cgroup(dir.path(), &cgroup.procs());
+    // A pith that stops answering fails the test (its output ends) instead of
+    // hanging the test run.
+    let (done, watch) = std::sync::mpsc::channel::<()>();
+    let pid = batch.child.id();
+    let watchdog = std::thread::spawn(move || {
+        if watch.recv_timeout(Duration::from_secs(60)).is_err() {
+            let _ = Command::new("kill").arg("-9").arg(pid.to_string()).status();
+        }
+    });
     assert_eq!(
         text(&batch.call("read", json!({"path": "a.txt"}))),
         "hello\n"
@@ -311,6 +320,8 @@ fn a_job_that_uses_up_the_process_limit_leaves_pith_answering_and_says_how_to_re
     let ran = batch.call("bash", json!({"command": "echo started"}));
     assert_eq!(text(&ran), "started\n", "{ran}");
     batch.end();
+    let _ = done.send(());
+    watchdog.join().unwrap();
 }
 
 #[test]
