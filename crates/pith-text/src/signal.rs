@@ -263,15 +263,13 @@ impl SignalLines {
         while block_start < bytes.len() {
             let block_end = (block_start + FOLD_BLOCK).min(bytes.len());
             candidates.clear();
-            let Some(count) = prefixes.scan(
+            let count = prefixes.scan(
                 bytes,
                 block_start,
                 block_end,
                 &mut candidates,
                 MAX_CANDIDATES + 1,
-            ) else {
-                return self.offer_text_folded(text, first_number, skip_through);
-            };
+            );
             let anchor = (block_start, first_number + newlines);
             if candidates.len() > MAX_CANDIDATES {
                 // Text dense with prefixes that are mostly not fragments

@@ -2,6 +2,7 @@
 //! runtime, dispatch, clean up.
 
 use std::io::{IsTerminal, Write};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::Duration;
 
 use clap::Parser;
@@ -91,12 +92,10 @@ const RESERVED_BLOCKING_THREADS: usize = 3;
 /// task waits (at most 100 ms) until all have arrived, so each holds a thread
 /// of its own. Best effort: a refused thread only means fewer in reserve.
 fn reserve_blocking_threads(runtime: &tokio::runtime::Runtime) {
-    let arrived = std::sync::Arc::new((std::sync::Mutex::new(0usize), std::sync::Condvar::new()));
-    let wait_for_all = |arrived: &(std::sync::Mutex<usize>, std::sync::Condvar)| {
+    let arrived = Arc::new((Mutex::new(0usize), Condvar::new()));
+    let wait_for_all = |arrived: &(Mutex<usize>, Condvar)| {
         let (count, changed) = arrived;
-        let guard = count
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let guard = count.lock().unwrap_or_else(PoisonError::into_inner);
         let _ = changed.wait_timeout_while(guard, Duration::from_millis(100), |count| {
             *count < RESERVED_BLOCKING_THREADS
         });
@@ -106,9 +105,7 @@ fn reserve_blocking_threads(runtime: &tokio::runtime::Runtime) {
         let spawned = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             runtime.spawn_blocking(move || {
                 let (count, changed) = &*arrived;
-                *count
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner) += 1;
+                *count.lock().unwrap_or_else(PoisonError::into_inner) += 1;
                 changed.notify_all();
                 wait_for_all(&arrived);
             })
