@@ -4,7 +4,9 @@
 //! Run with `cargo bench -p pith-text`; the numbers are quoted in the crate docs.
 
 use divan::{Bencher, black_box};
-use pith_text::{Edit, MatchTier, TruncationLimits, apply_edits, truncate_head, truncate_tail};
+use pith_text::{
+    Edit, LineHasher, MatchTier, TruncationLimits, apply_edits, truncate_head, truncate_tail,
+};
 
 fn main() {
     divan::main();
@@ -114,4 +116,12 @@ fn diffs_of_one_line_edit_20_mib(bencher: Bencher<'_, '_>) {
         let patch = pith_text::unified_patch("f.rs", black_box(&old), black_box(&new), 4);
         (display, patch)
     });
+}
+
+/// The line hashes of a 10 KB source file, what a read of such a file computes for the
+/// session (one hash per line, ~180 lines).
+#[divan::bench(sample_count = 200)]
+fn line_hashes_10_kb(bencher: Bencher<'_, '_>) {
+    let text = source(10 * 1024);
+    bencher.bench(|| LineHasher::of(black_box(&text)));
 }

@@ -584,24 +584,42 @@ impl LineHasher {
     }
 
     /// Feeds the next bytes.
-    pub fn update(&mut self, mut bytes: &[u8]) {
-        while !bytes.is_empty() && !self.overflow {
-            let Some(newline) = memchr::memchr(b'\n', bytes) else {
-                self.current
-                    .get_or_insert_with(|| Box::new(Xxh3Default::new()))
-                    .update(bytes);
-                return;
-            };
-            let (line, rest) = bytes.split_at(newline + 1);
-            let hash = match self.current.take() {
-                None => xxh3_64(line),
-                Some(mut open) => {
-                    open.update(line);
-                    open.digest()
+    pub fn update(&mut self, bytes: &[u8]) {
+        if self.overflow {
+            return;
+        }
+        // Most lines are short: a `memchr` call per line costs more than
+        // finding the newlines of 64 bytes at once.
+        let room = MAX_HASHED_LINES.saturating_sub(self.hashes.len()) + 1;
+        self.hashes.reserve((bytes.len() / 32).min(room));
+        let mut start = 0;
+        let mut block_start = 0;
+        while block_start < bytes.len() {
+            let block = &bytes[block_start..bytes.len().min(block_start + 64)];
+            let mut newlines = newline_mask(block);
+            while newlines != 0 {
+                let end = block_start + newlines.trailing_zeros() as usize + 1;
+                newlines &= newlines - 1;
+                let line = &bytes[start..end];
+                start = end;
+                let hash = match self.current.take() {
+                    None => xxh3_64(line),
+                    Some(mut open) => {
+                        open.update(line);
+                        open.digest()
+                    }
+                };
+                self.push(hash);
+                if self.overflow {
+                    return;
                 }
-            };
-            self.push(hash);
-            bytes = rest;
+            }
+            block_start += block.len();
+        }
+        if start < bytes.len() {
+            self.current
+                .get_or_insert_with(|| Box::new(Xxh3Default::new()))
+                .update(&bytes[start..]);
         }
     }
 
@@ -622,6 +640,32 @@ impl LineHasher {
         }
         (!self.overflow).then_some(self.hashes)
     }
+}
+
+/// Bit `i` set where `block[i]` is a newline (`block` is at most 64 bytes).
+fn newline_mask(block: &[u8]) -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    if let Ok(block) = <&[u8; 64]>::try_from(block) {
+        use std::arch::x86_64::{
+            __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_set1_epi8,
+        };
+        // SAFETY: SSE2 is part of x86_64; each load reads 16 of the 64 bytes
+        // `block` holds (unaligned loads).
+        unsafe {
+            let newline = _mm_set1_epi8(b'\n' as i8);
+            let mut mask = 0u64;
+            for part in 0..4 {
+                let bytes = _mm_loadu_si128(block.as_ptr().add(part * 16).cast::<__m128i>());
+                let found = _mm_movemask_epi8(_mm_cmpeq_epi8(bytes, newline)) as u16;
+                mask |= u64::from(found) << (part * 16);
+            }
+            return mask;
+        }
+    }
+    block
+        .iter()
+        .enumerate()
+        .fold(0, |mask, (i, &byte)| mask | (u64::from(byte == b'\n') << i))
 }
 
 /// One run of changed lines between two versions of a file.

@@ -135,3 +135,40 @@ fn gb18030_four_byte_sequences_are_kept() {
     assert_eq!(gbk.iter().filter(|&&b| b == 0x80).count(), 1);
     assert_eq!(decode(&gbk).unwrap().encoding.name(), "GBK");
 }
+
+/// The hashes of `text`'s lines (each with its newline; the last without one
+/// if the text does not end in a newline), one `xxh3_64` call each.
+fn line_hashes_one_by_one(text: &[u8]) -> Vec<u64> {
+    text.split_inclusive(|&b| b == b'\n')
+        .map(xxhash_rust::xxh3::xxh3_64)
+        .collect()
+}
+
+proptest::proptest! {
+    /// Lines found 64 bytes at a time and hashed whole or through the
+    /// streaming state give the hashes of the lines one by one, however the
+    /// text is cut into chunks (cuts inside lines, at newlines, inside a
+    /// 64-byte block, between blocks).
+    #[test]
+    fn line_hashes_do_not_depend_on_how_the_text_arrives(
+        lines in proptest::collection::vec("[a-z \\t]{0,150}", 0..60),
+        last in "[a-z]{0,70}",
+        cuts in proptest::collection::vec(0usize..4000, 0..8),
+    ) {
+        let mut text = lines.join("\n").into_bytes();
+        if !lines.is_empty() {
+            text.push(b'\n');
+        }
+        text.extend_from_slice(last.as_bytes());
+        let want = line_hashes_one_by_one(&text);
+        let mut cuts: Vec<usize> = cuts.into_iter().map(|cut| cut.min(text.len())).collect();
+        cuts.sort_unstable();
+        let mut hasher = LineHasher::new();
+        let mut from = 0;
+        for cut in cuts.into_iter().chain([text.len()]) {
+            hasher.update(&text[from..cut]);
+            from = cut;
+        }
+        proptest::prop_assert_eq!(hasher.finish().unwrap(), want);
+    }
+}

@@ -113,6 +113,9 @@ async fn dispatch(
     let ticket = tool
         .takes_queue_turn()
         .then(|| ticket.unwrap_or_else(|| toolset.queue().ticket_on(&toolset.env().fs)));
+    if ticket.is_none() {
+        crate::queue::turn_taken().await;
+    }
     if options.cancel.is_cancelled() {
         return ToolError::aborted().into();
     }

@@ -50,6 +50,47 @@ tokio::task_local! {
     /// The queue (by address) whose turns this task holds while a call's
     /// work runs, its in-queue hooks included (see [`exclusive_all`]).
     static WITHIN: usize;
+
+    /// Set around a call by [`yield_after_turn`].
+    static YIELD_AFTER_TURN: ();
+}
+
+/// Runs `call` (a [`Session::call`](crate::session::Session::call) future) so
+/// that it yields once as soon as its place in arrival order no longer
+/// matters: right after it has entered the queues of its files, or at its
+/// start for a tool that uses no queue.
+///
+/// For a front end that makes each call's first poll where the calls arrive,
+/// in their order, and lets other threads finish them (`pith batch`): that
+/// first poll then ends at the yield, and whatever the call does next (the
+/// read itself, the diff, the result's text) runs wherever the call is polled
+/// again. Without it, a call that never waits (a small local read) would run
+/// whole in its first poll.
+pub fn yield_after_turn<F: Future>(call: F) -> impl Future<Output = F::Output> {
+    YIELD_AFTER_TURN.scope((), call)
+}
+
+std::thread_local! {
+    /// Set on the thread where a call stops at its yield after its turn.
+    static YIELDED_AFTER_TURN: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether a call polled on this thread stopped at the yield of
+/// [`yield_after_turn`] since the last time this was asked (which clears it).
+/// A front end that polls a call once (`pith batch`) tells with it a call
+/// that now only needs a thread to finish from one that waits for something
+/// (a lock held by an earlier call, a process).
+pub fn yielded_after_turn() -> bool {
+    YIELDED_AFTER_TURN.with(|yielded| yielded.replace(false))
+}
+
+/// The point after which a call no longer depends on its order (see
+/// [`yield_after_turn`]): yields once when the task asked for it.
+pub(crate) async fn turn_taken() {
+    if YIELD_AFTER_TURN.try_with(|()| ()).is_ok() {
+        YIELDED_AFTER_TURN.with(|yielded| yielded.set(true));
+        tokio::task::yield_now().await;
+    }
 }
 
 /// One key's lock and how many calls hold or wait for it.
@@ -476,6 +517,7 @@ impl MutationQueue {
             };
             guards.push(MutationGuard { _lock: lock, claim });
         }
+        turn_taken().await;
         guards
     }
 

@@ -1,19 +1,27 @@
 //! `pith batch`: JSON-lines calls on stdin, run concurrently in one session, results on
 //! stdout in input order.
 //!
-//! Each line's call starts as soon as the line is read. Before the call is handed to its
-//! own task it is polled once right here, so the synchronous start of every call (argument
-//! validation, its place in the file mutation queue) happens in input order even though
-//! the calls then run concurrently.
+//! Each line's call starts as soon as the line is read. Before the call is handed on it
+//! is polled once right here, so the start of every call (argument validation, its place
+//! in the file mutation queue) happens in input order even though the calls then run
+//! concurrently. That first poll ends as soon as the call's place no longer matters
+//! ([`yield_after_turn`]); the rest of the calls runs on the runtime's workers, up to
+//! [`RUN_CALLS`] calls to a task, while this thread reads and starts the next lines.
+//! The one-thread-reads, workers-finish split only pays with an allocator that frees
+//! across threads cheaply (see `main.rs`).
 
 use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
 use pith_env::Env;
-use pith_tools::{CallOptions, OverwritePolicy, Session, ToolResult};
+use pith_tools::{
+    CallOptions, OverwritePolicy, Session, ToolResult, yield_after_turn, yielded_after_turn,
+};
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::sync::mpsc;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio::task::JoinHandle;
 
 use crate::config::BatchConfig;
@@ -29,8 +37,128 @@ struct Request {
 
 /// An output line, finished or on its way, in input order.
 enum Pending {
+    /// A line that finished in its first poll (or never started).
     Done(String),
-    Running { id: Value, task: JoinHandle<String> },
+    /// The lines of a run of started calls, finishing on their task.
+    Run {
+        ids: Vec<Value>,
+        task: JoinHandle<Vec<String>>,
+    },
+}
+
+/// A started call: its output line when it finishes.
+type Call = Pin<Box<dyn Future<Output = String> + Send>>;
+
+/// Started calls are finished on one task per this many: a task per call
+/// would cost a hand-off (and a wake of the printer) per call.
+const RUN_CALLS: usize = 16;
+
+/// At most this many calls that stopped after taking their turn (work for a
+/// worker, nothing to wait for) are on their way at once: when the workers
+/// fall behind, the reader waits instead of starting every line of a long
+/// input. Calls that wait for something else (a lock, a process) do not
+/// count: they run concurrently without a bound, as they always did.
+const HANDED_OFF_CALLS: usize = 128;
+
+/// Started calls that have not been handed to a task yet.
+#[derive(Default)]
+struct Unfinished {
+    ids: Vec<Value>,
+    calls: Vec<Call>,
+    permits: Vec<Option<OwnedSemaphorePermit>>,
+}
+
+impl Unfinished {
+    fn push(
+        &mut self,
+        id: Value,
+        call: Call,
+        permit: Option<OwnedSemaphorePermit>,
+        ready: &mut Vec<Pending>,
+    ) {
+        self.ids.push(id);
+        self.calls.push(call);
+        self.permits.push(permit);
+        if self.calls.len() >= RUN_CALLS {
+            self.hand_over(ready);
+        }
+    }
+
+    /// Hands the calls to one task (their lines in input order) and queues its
+    /// lines after those already in `ready`.
+    fn hand_over(&mut self, ready: &mut Vec<Pending>) {
+        if self.calls.is_empty() {
+            return;
+        }
+        let calls = std::mem::take(&mut self.calls);
+        let ids = std::mem::take(&mut self.ids);
+        let permits = std::mem::take(&mut self.permits);
+        ready.push(Pending::Run {
+            task: tokio::spawn(RunOfCalls::new(ids.clone(), calls, permits)),
+            ids,
+        });
+    }
+}
+
+/// Drives several calls at once on one task; ready with all their lines, in
+/// order, when the last one finishes (the lines are printed in input order
+/// anyway, so none waits longer for its turn to be printed). A call that
+/// panics gets an error line of its own; the others go on.
+struct RunOfCalls {
+    ids: Vec<Value>,
+    calls: Vec<Option<Call>>,
+    lines: Vec<String>,
+    /// Each call's place among [`HANDED_OFF_CALLS`], given back when it finishes.
+    permits: Vec<Option<OwnedSemaphorePermit>>,
+}
+
+impl RunOfCalls {
+    fn new(
+        ids: Vec<Value>,
+        calls: Vec<Call>,
+        permits: Vec<Option<OwnedSemaphorePermit>>,
+    ) -> RunOfCalls {
+        RunOfCalls {
+            ids,
+            permits,
+            lines: vec![String::new(); calls.len()],
+            calls: calls.into_iter().map(Some).collect(),
+        }
+    }
+}
+
+impl Future for RunOfCalls {
+    type Output = Vec<String>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Vec<String>> {
+        let this = &mut *self;
+        let mut finished = true;
+        let calls = this.calls.iter_mut().zip(&mut this.lines);
+        for (((slot, line), id), permit) in calls.zip(&this.ids).zip(&mut this.permits) {
+            let Some(call) = slot else { continue };
+            let polled =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| call.as_mut().poll(cx)));
+            match polled {
+                Ok(Poll::Ready(done)) => *line = done,
+                Ok(Poll::Pending) => {
+                    finished = false;
+                    continue;
+                }
+                Err(_) => {
+                    tracing::error!("batch call {id} panicked");
+                    let message = "Internal error: the call did not finish (it panicked).";
+                    *line = render::batch_line(id, &ToolResult::error(message.to_owned()));
+                }
+            }
+            *slot = None;
+            *permit = None;
+        }
+        if finished {
+            Poll::Ready(std::mem::take(&mut this.lines))
+        } else {
+            Poll::Pending
+        }
+    }
 }
 
 /// Started calls handed to the printer at most this many at a time.
@@ -50,6 +178,8 @@ pub(crate) async fn run(config: BatchConfig, env: &Env) -> anyhow::Result<i32> {
     let mut line = Vec::new();
     let mut number = 0_usize;
     let mut ready = Vec::new();
+    let mut unfinished = Unfinished::default();
+    let handed_off = Arc::new(Semaphore::new(HANDED_OFF_CALLS));
     loop {
         line.clear();
         if stdin.read_until(b'\n', &mut line).await? == 0 {
@@ -63,25 +193,54 @@ pub(crate) async fn run(config: BatchConfig, env: &Env) -> anyhow::Result<i32> {
             Err(_) => String::from_utf8_lossy(&line),
         };
         if !text.trim().is_empty() {
-            ready.push(match parse_line(&text, number) {
+            let line = match parse_line(&text, number) {
                 Ok(request) => start(&session, request, text_format),
-                Err((id, message)) => Pending::Done(render::batch_entry(
+                Err((id, message)) => Started::Done(render::batch_entry(
                     &id,
                     "",
                     &ToolResult::error(message),
                     text_format,
                 )),
-            });
+            };
+            match line {
+                Started::Done(line) => {
+                    unfinished.hand_over(&mut ready);
+                    ready.push(Pending::Done(line));
+                }
+                Started::Running { id, call, at_turn } => {
+                    let permit = if at_turn {
+                        let permit = match handed_off.clone().try_acquire_owned() {
+                            Ok(permit) => permit,
+                            Err(_) => {
+                                // The workers are behind: hand them what is
+                                // started and wait for one to finish.
+                                unfinished.hand_over(&mut ready);
+                                if !ready.is_empty()
+                                    && sender.send(std::mem::take(&mut ready)).is_err()
+                                {
+                                    break;
+                                }
+                                handed_off.clone().acquire_owned().await?
+                            }
+                        };
+                        Some(permit)
+                    } else {
+                        None
+                    };
+                    unfinished.push(id, call, permit, &mut ready);
+                }
+            }
         }
         // Hand the started calls over before waiting for more input (the next
         // read would wait when nothing is buffered), or every so many lines.
-        if (stdin.buffer().is_empty() || ready.len() >= HANDOVER_LINES)
-            && !ready.is_empty()
-            && sender.send(std::mem::take(&mut ready)).is_err()
-        {
-            break; // the printer stopped: stdout is gone
+        if stdin.buffer().is_empty() || ready.len() >= HANDOVER_LINES {
+            unfinished.hand_over(&mut ready);
+            if !ready.is_empty() && sender.send(std::mem::take(&mut ready)).is_err() {
+                break; // the printer stopped: stdout is gone
+            }
         }
     }
+    unfinished.hand_over(&mut ready);
     if !ready.is_empty() {
         let _ = sender.send(ready);
     }
@@ -122,29 +281,43 @@ fn parse_line(text: &str, number: usize) -> Result<Request, (Value, String)> {
     Ok(Request { id, tool, args })
 }
 
-/// Starts a call: polls it once here (in input order), then lets a task finish it.
-fn start(session: &Session, request: Request, text: bool) -> Pending {
+/// A call after its first poll.
+enum Started {
+    Done(String),
+    /// `at_turn`: it stopped right after taking its turn ([`yield_after_turn`]),
+    /// not to wait for something.
+    Running {
+        id: Value,
+        call: Call,
+        at_turn: bool,
+    },
+}
+
+/// Starts a call: polls it once here (in input order) up to the point where its
+/// place stops mattering; what is left runs on a task ([`Unfinished`]).
+fn start(session: &Session, request: Request, text: bool) -> Started {
     let Request { id, tool, args } = request;
     let session = session.clone();
     let line_id = id.clone();
-    let mut call = Box::pin(async move {
+    let mut call: Call = Box::pin(yield_after_turn(async move {
         let result = session.call(&tool, args, CallOptions::default()).await;
         render::batch_entry(&line_id, &tool, &result, text)
-    });
+    }));
     // A spurious poll is allowed by the Future contract; the task's first poll
     // re-registers the real waker with whatever the call is waiting on. The
     // first poll is exempt from tokio's cooperative budget: the reader polls
     // call after call without yielding, and once the budget is spent every
-    // call would stop at its first await and go to a task on another worker
-    // (a thread hand-off per call) although most, like a small read, finish
-    // in this poll.
+    // call would stop at its first await instead of where it has taken its
+    // place.
+    yielded_after_turn(); // from an earlier call's poll on this thread, if any
     let first = std::pin::pin!(tokio::task::coop::unconstrained(call.as_mut()))
         .poll(&mut Context::from_waker(Waker::noop()));
     match first {
-        Poll::Ready(line) => Pending::Done(line),
-        Poll::Pending => Pending::Running {
+        Poll::Ready(line) => Started::Done(line),
+        Poll::Pending => Started::Running {
             id,
-            task: tokio::spawn(call),
+            call,
+            at_turn: yielded_after_turn(),
         },
     }
 }
@@ -182,25 +355,31 @@ async fn print_in_order(
                     Err(mpsc::error::TryRecvError::Disconnected) => break,
                 },
             };
-            let line = match pending {
-                Pending::Done(line) => line,
-                Pending::Running { id, task } => {
+            let lines = match pending {
+                Pending::Done(line) => vec![line],
+                Pending::Run { ids, task } => {
                     if !task.is_finished() {
                         stdout.flush().await?;
                     }
                     match task.await {
-                        Ok(line) => line,
+                        Ok(lines) => lines,
                         Err(error) => {
-                            tracing::error!("batch call {id} failed: {error}");
                             let message =
                                 format!("Internal error: the call did not finish ({error}).");
-                            render::batch_line(&id, &ToolResult::error(message))
+                            ids.iter()
+                                .map(|id| {
+                                    tracing::error!("batch call {id} failed: {error}");
+                                    render::batch_line(id, &ToolResult::error(message.clone()))
+                                })
+                                .collect()
                         }
                     }
                 }
             };
-            stdout.write_all(line.as_bytes()).await?;
-            stdout.write_all(b"\n").await?;
+            for line in lines {
+                stdout.write_all(line.as_bytes()).await?;
+                stdout.write_all(b"\n").await?;
+            }
         }
         stdout.flush().await
     }

@@ -5,6 +5,7 @@
 //! that wants the same binary with tools of its own calls [`run_with`] from
 //! its `main` (see `examples/custom-tool`).
 
+mod allocator;
 mod app;
 mod args_in_place;
 mod batch;
@@ -20,6 +21,7 @@ mod signals;
 mod tools_cmd;
 mod undo_cmd;
 
+pub use crate::allocator::Allocator;
 pub use crate::extend::Extend;
 
 /// Runs the `pith` command line on this process's arguments; returns the exit status.

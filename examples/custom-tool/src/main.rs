@@ -4,6 +4,10 @@
 
 use pith_example_custom_tool::AppendTool;
 
+/// The allocator the `pith` binary uses (see `pith::Allocator`).
+#[global_allocator]
+static ALLOCATOR: pith::Allocator = pith::Allocator;
+
 fn main() {
     std::process::exit(pith::run_with(|tools| tools.tool(AppendTool::new())));
 }
