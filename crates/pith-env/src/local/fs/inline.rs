@@ -18,16 +18,18 @@
 //!   from `/proc/self/mountinfo`); a single network, FUSE or unknown mount
 //!   sends its lookups to the pool. The table is read again whenever the
 //!   kernel reports a mount or unmount (`poll` on the open mountinfo file
-//!   reports `POLLPRI`), checked before each lookup.
+//!   reports `POLLPRI`), checked before a lookup at most once a millisecond.
 //!
 //! Everything not known to be local — unknown types included — goes through
 //! the pool, where a hang holds one pool thread and the call's cancellation
 //! still answers.
 
 use std::fs::File;
-use std::io::{Read, Seek, SeekFrom};
 use std::os::fd::{AsFd, AsRawFd};
+use std::os::unix::fs::FileExt;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock, PoisonError};
+use std::time::Instant;
 
 /// Whether a file system whose `statfs` `f_type` is `magic` is local: served
 /// by the kernel from memory or a local device, so a lookup cannot wait on a
@@ -152,37 +154,76 @@ pub(crate) fn fd_is_local(fd: impl AsFd) -> bool {
 }
 
 /// The process's mount table, open, and whether every mount in it is local.
+///
+/// Asked before every lookup, from every thread: the answer is an atomic and
+/// the table's `poll` needs no lock, so threads do not queue on each other
+/// (a mutex around the poll was a contended lock per lookup once a batch's
+/// calls ran on several threads). Only a re-read takes the lock.
 struct MountWatch {
-    state: Mutex<(File, bool)>,
+    file: File,
+    local: AtomicBool,
+    reread: Mutex<()>,
+    /// When the table was last polled, in microseconds since `start`.
+    polled: AtomicU64,
+    start: Instant,
 }
+
+/// The table is polled at most once per this long: a batch's read looks up
+/// its path three times (its queue key, its metadata, its open), and a
+/// `poll` costs more than the rest of a cached lookup. A mount made in the
+/// window is seen by the first lookup after it, as one made just after a
+/// poll always was.
+const POLL_INTERVAL_MICROS: u64 = 1_000;
 
 impl MountWatch {
     fn open() -> Option<MountWatch> {
-        let mut file = File::open("/proc/self/mountinfo").ok()?;
-        let local = read_all_local(&mut file);
+        let file = File::open("/proc/self/mountinfo").ok()?;
+        let local = read_all_local(&file);
         Some(MountWatch {
-            state: Mutex::new((file, local)),
+            file,
+            local: AtomicBool::new(local),
+            reread: Mutex::new(()),
+            polled: AtomicU64::new(0),
+            start: Instant::now(),
         })
     }
 
     /// Whether every mount is local now: the table is read again when the
-    /// kernel reports that it changed since the last look.
+    /// kernel reports that it changed since the last look. The kernel reports
+    /// a change to one `poll` only, so the thread that sees it first says
+    /// "not local" until its re-read is done: the others send their lookups
+    /// to the pool meanwhile rather than trust the old answer.
     fn all_local(&self) -> bool {
-        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        let (file, local) = &mut *state;
-        if changed(file) {
-            *local = read_all_local(file);
+        let now = u64::try_from(self.start.elapsed().as_micros()).unwrap_or(u64::MAX);
+        let last = self.polled.load(Ordering::Relaxed);
+        if now.saturating_sub(last) < POLL_INTERVAL_MICROS && last != 0 {
+            return self.local.load(Ordering::SeqCst);
         }
-        *local
+        self.polled.store(now.max(1), Ordering::Relaxed);
+        if changed(&self.file) {
+            self.local.store(false, Ordering::SeqCst);
+            let _reread = self.reread.lock().unwrap_or_else(PoisonError::into_inner);
+            self.local
+                .store(read_all_local(&self.file), Ordering::SeqCst);
+        }
+        self.local.load(Ordering::SeqCst)
     }
 }
 
-/// Reads the whole table from its start; `false` when that fails.
-fn read_all_local(file: &mut File) -> bool {
-    let mut text = String::new();
-    file.seek(SeekFrom::Start(0)).is_ok()
-        && file.read_to_string(&mut text).is_ok()
-        && all_mounts_local(&text)
+/// Reads the whole table from its start (positioned reads: no shared
+/// offset to move); `false` when that fails.
+fn read_all_local(file: &File) -> bool {
+    let mut text = Vec::new();
+    let mut chunk = [0u8; 8192];
+    loop {
+        match file.read_at(&mut chunk, text.len() as u64) {
+            Ok(0) => break,
+            Ok(read) => text.extend_from_slice(&chunk[..read]),
+            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return false,
+        }
+    }
+    std::str::from_utf8(&text).is_ok_and(all_mounts_local)
 }
 
 /// Whether the mount table changed since `file` was opened or last polled
