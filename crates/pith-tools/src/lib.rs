@@ -60,9 +60,7 @@ pub use crate::journal::{
 };
 pub use crate::paths::{resolve_path, resolve_read_path};
 pub use crate::policy::{Access, WorkspacePolicy};
-pub use crate::queue::{
-    MutationGuard, MutationQueue, Ticket, yield_after_turn, yielded_after_turn,
-};
+pub use crate::queue::{MutationGuard, MutationQueue, Ticket, yield_after_turn};
 pub use crate::session::{OverwritePolicy, Session};
 pub use crate::tool::{
     CallOptions, Content, ErrorKind, QueueUse, Tool, ToolAnnotations, ToolContext, ToolDefinition,

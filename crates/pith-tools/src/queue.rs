@@ -70,25 +70,10 @@ pub fn yield_after_turn<F: Future>(call: F) -> impl Future<Output = F::Output> {
     YIELD_AFTER_TURN.scope((), call)
 }
 
-std::thread_local! {
-    /// Set on the thread where a call stops at its yield after its turn.
-    static YIELDED_AFTER_TURN: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
-/// Whether a call polled on this thread stopped at the yield of
-/// [`yield_after_turn`] since the last time this was asked (which clears it).
-/// A front end that polls a call once (`pith batch`) tells with it a call
-/// that now only needs a thread to finish from one that waits for something
-/// (a lock held by an earlier call, a process).
-pub fn yielded_after_turn() -> bool {
-    YIELDED_AFTER_TURN.with(|yielded| yielded.replace(false))
-}
-
 /// The point after which a call no longer depends on its order (see
 /// [`yield_after_turn`]): yields once when the task asked for it.
 pub(crate) async fn turn_taken() {
     if YIELD_AFTER_TURN.try_with(|()| ()).is_ok() {
-        YIELDED_AFTER_TURN.with(|yielded| yielded.set(true));
         tokio::task::yield_now().await;
     }
 }

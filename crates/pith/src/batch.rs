@@ -16,9 +16,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
 use pith_env::Env;
-use pith_tools::{
-    CallOptions, OverwritePolicy, Session, ToolResult, yield_after_turn, yielded_after_turn,
-};
+use pith_tools::{CallOptions, OverwritePolicy, Session, ToolResult, yield_after_turn};
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
@@ -53,19 +51,20 @@ type Call = Pin<Box<dyn Future<Output = String> + Send>>;
 /// would cost a hand-off (and a wake of the printer) per call.
 const RUN_CALLS: usize = 16;
 
-/// At most this many calls that stopped after taking their turn (work for a
-/// worker, nothing to wait for) are on their way at once: when the workers
-/// fall behind, the reader waits instead of starting every line of a long
-/// input. Calls that wait for something else (a lock, a process) do not
-/// count: they run concurrently without a bound, as they always did.
-const HANDED_OFF_CALLS: usize = 128;
+/// At most this many started calls are on their way at once: when the
+/// workers fall behind, the reader waits instead of starting every line of a
+/// long input. Every unfinished call counts, also one that waits (for a lock
+/// an earlier call holds, for a process): a read that waits for the read of
+/// the same file before it would otherwise let the reader run ahead without
+/// end. Past it the batch starts a call when an earlier one finishes.
+const CALLS_ON_THEIR_WAY: usize = 256;
 
 /// Started calls that have not been handed to a task yet.
 #[derive(Default)]
 struct Unfinished {
     ids: Vec<Value>,
     calls: Vec<Call>,
-    permits: Vec<Option<OwnedSemaphorePermit>>,
+    permits: Vec<OwnedSemaphorePermit>,
 }
 
 impl Unfinished {
@@ -73,7 +72,7 @@ impl Unfinished {
         &mut self,
         id: Value,
         call: Call,
-        permit: Option<OwnedSemaphorePermit>,
+        permit: OwnedSemaphorePermit,
         ready: &mut Vec<Pending>,
     ) {
         self.ids.push(id);
@@ -92,7 +91,10 @@ impl Unfinished {
         }
         let calls = std::mem::take(&mut self.calls);
         let ids = std::mem::take(&mut self.ids);
-        let permits = std::mem::take(&mut self.permits);
+        let permits = std::mem::take(&mut self.permits)
+            .into_iter()
+            .map(Some)
+            .collect();
         ready.push(Pending::Run {
             task: tokio::spawn(RunOfCalls::new(ids.clone(), calls, permits)),
             ids,
@@ -108,7 +110,7 @@ struct RunOfCalls {
     ids: Vec<Value>,
     calls: Vec<Option<Call>>,
     lines: Vec<String>,
-    /// Each call's place among [`HANDED_OFF_CALLS`], given back when it finishes.
+    /// Each call's place among [`CALLS_ON_THEIR_WAY`], given back when it finishes.
     permits: Vec<Option<OwnedSemaphorePermit>>,
 }
 
@@ -179,7 +181,7 @@ pub(crate) async fn run(config: BatchConfig, env: &Env) -> anyhow::Result<i32> {
     let mut number = 0_usize;
     let mut ready = Vec::new();
     let mut unfinished = Unfinished::default();
-    let handed_off = Arc::new(Semaphore::new(HANDED_OFF_CALLS));
+    let on_their_way = Arc::new(Semaphore::new(CALLS_ON_THEIR_WAY));
     loop {
         line.clear();
         if stdin.read_until(b'\n', &mut line).await? == 0 {
@@ -207,25 +209,19 @@ pub(crate) async fn run(config: BatchConfig, env: &Env) -> anyhow::Result<i32> {
                     unfinished.hand_over(&mut ready);
                     ready.push(Pending::Done(line));
                 }
-                Started::Running { id, call, at_turn } => {
-                    let permit = if at_turn {
-                        let permit = match handed_off.clone().try_acquire_owned() {
-                            Ok(permit) => permit,
-                            Err(_) => {
-                                // The workers are behind: hand them what is
-                                // started and wait for one to finish.
-                                unfinished.hand_over(&mut ready);
-                                if !ready.is_empty()
-                                    && sender.send(std::mem::take(&mut ready)).is_err()
-                                {
-                                    break;
-                                }
-                                handed_off.clone().acquire_owned().await?
+                Started::Running { id, call } => {
+                    let permit = match on_their_way.clone().try_acquire_owned() {
+                        Ok(permit) => permit,
+                        Err(_) => {
+                            // The workers are behind: hand them what is
+                            // started and wait for a call to finish.
+                            unfinished.hand_over(&mut ready);
+                            if !ready.is_empty() && sender.send(std::mem::take(&mut ready)).is_err()
+                            {
+                                break;
                             }
-                        };
-                        Some(permit)
-                    } else {
-                        None
+                            on_their_way.clone().acquire_owned().await?
+                        }
                     };
                     unfinished.push(id, call, permit, &mut ready);
                 }
@@ -284,13 +280,7 @@ fn parse_line(text: &str, number: usize) -> Result<Request, (Value, String)> {
 /// A call after its first poll.
 enum Started {
     Done(String),
-    /// `at_turn`: it stopped right after taking its turn ([`yield_after_turn`]),
-    /// not to wait for something.
-    Running {
-        id: Value,
-        call: Call,
-        at_turn: bool,
-    },
+    Running { id: Value, call: Call },
 }
 
 /// Starts a call: polls it once here (in input order) up to the point where its
@@ -309,16 +299,11 @@ fn start(session: &Session, request: Request, text: bool) -> Started {
     // call after call without yielding, and once the budget is spent every
     // call would stop at its first await instead of where it has taken its
     // place.
-    yielded_after_turn(); // from an earlier call's poll on this thread, if any
     let first = std::pin::pin!(tokio::task::coop::unconstrained(call.as_mut()))
         .poll(&mut Context::from_waker(Waker::noop()));
     match first {
         Poll::Ready(line) => Started::Done(line),
-        Poll::Pending => Started::Running {
-            id,
-            call,
-            at_turn: yielded_after_turn(),
-        },
+        Poll::Pending => Started::Running { id, call },
     }
 }
 

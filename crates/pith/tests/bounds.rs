@@ -422,3 +422,57 @@ fn a_50_mib_overwrite_journals_the_old_file_without_holding_it_and_undo_restores
     run(&["undo"], None);
     assert!(std::fs::read(work.join("big.txt")).unwrap() == line.repeat(lines).as_bytes());
 }
+
+/// `pith batch` over `calls` in `dir`, measured: its results and its peak RSS in KiB.
+fn measured_batch(dir: &TempDir, calls: &[Value]) -> (Vec<Value>, u64) {
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_pith"));
+    command.args(["batch", "--cwd", dir.path().to_str().unwrap()]);
+    let input: String = calls.iter().map(|call| format!("{call}\n")).collect();
+    let measured = run_measured_with_input(command, Some(input.into_bytes()));
+    assert!(measured.status.success(), "{}", measured.stdout_text());
+    let results = measured
+        .stdout_text()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    (results, measured.peak_kib)
+}
+
+#[test]
+fn a_long_batch_of_small_reads_keeps_few_calls_on_their_way_and_answers_each_in_order() {
+    // The reader starts calls faster than the workers finish them: without a
+    // bound on the calls on their way, each of the 30,000 would be held started
+    // (its arguments, its future, its place in a queue) until a worker got to it.
+    let dir = TempDir::new().unwrap();
+    for file in 0..200 {
+        let text: String = (0..300)
+            .map(|line| format!("file {file} line {line}: some source text here\n"))
+            .collect();
+        std::fs::write(dir.path().join(format!("f{file}.txt")), text).unwrap();
+    }
+    let reads = |count: usize| -> Vec<Value> {
+        (0..count)
+            .map(|id| {
+                json!({"id": id, "tool": "read", "args": {"path": format!("f{}.txt", id % 200), "limit": 3}})
+            })
+            .collect()
+    };
+    let (_, baseline_kib) = measured_batch(&dir, &reads(200));
+    let (results, peak_kib) = measured_batch(&dir, &reads(30_000));
+    assert_eq!(results.len(), 30_000);
+    for (id, result) in results.iter().enumerate() {
+        assert_eq!(result["id"], id, "answers in input order");
+        let file = id % 200;
+        let shown = text(result);
+        assert!(
+            shown.starts_with(&format!("file {file} line 0: ")) && result["isError"] == false,
+            "call {id}: {result}"
+        );
+    }
+    assert!(
+        peak_kib <= baseline_kib + 8 * 1024,
+        "30,000 reads peaked at {} MiB, 200 at {} MiB",
+        peak_kib / 1024,
+        baseline_kib / 1024
+    );
+}
