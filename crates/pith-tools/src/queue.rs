@@ -74,7 +74,20 @@ pub fn yield_after_turn<F: Future>(call: F) -> impl Future<Output = F::Output> {
 /// [`yield_after_turn`]): yields once when the task asked for it.
 pub(crate) async fn turn_taken() {
     if YIELD_AFTER_TURN.try_with(|()| ()).is_ok() {
-        tokio::task::yield_now().await;
+        // Not `tokio::task::yield_now`: it defers its wake to the worker's
+        // next park, and a task that ran `block_in_place` (a local write, the
+        // journal) is no longer on a worker that parks: the wake was lost and
+        // the batch hung. Waking at once always reschedules the task.
+        let mut yielded = false;
+        poll_fn(|cx| {
+            if std::mem::replace(&mut yielded, true) {
+                Poll::Ready(())
+            } else {
+                cx.waker().wake_by_ref();
+                Poll::Pending
+            }
+        })
+        .await;
     }
 }
 

@@ -195,6 +195,22 @@ pub(crate) async fn run(config: BatchConfig, env: &Env) -> anyhow::Result<i32> {
             Err(_) => String::from_utf8_lossy(&line),
         };
         if !text.trim().is_empty() {
+            // A place among the calls on their way, taken before the call
+            // starts: the reader never holds a started call unpolled while it
+            // waits (one waiting for a reply over a remote connection would
+            // hold up the replies of the calls it waits for).
+            let permit = match on_their_way.clone().try_acquire_owned() {
+                Ok(permit) => permit,
+                Err(_) => {
+                    // The workers are behind: hand them what is started and
+                    // wait for a call to finish.
+                    unfinished.hand_over(&mut ready);
+                    if !ready.is_empty() && sender.send(std::mem::take(&mut ready)).is_err() {
+                        break;
+                    }
+                    on_their_way.clone().acquire_owned().await?
+                }
+            };
             let line = match parse_line(&text, number) {
                 Ok(request) => start(&session, request, text_format),
                 Err((id, message)) => Started::Done(render::batch_entry(
@@ -206,30 +222,16 @@ pub(crate) async fn run(config: BatchConfig, env: &Env) -> anyhow::Result<i32> {
             };
             match line {
                 Started::Done(line) => {
+                    drop(permit);
                     unfinished.hand_over(&mut ready);
                     ready.push(Pending::Done(line));
                 }
-                Started::Running { id, call } => {
-                    let permit = match on_their_way.clone().try_acquire_owned() {
-                        Ok(permit) => permit,
-                        Err(_) => {
-                            // The workers are behind: hand them what is
-                            // started and wait for a call to finish.
-                            unfinished.hand_over(&mut ready);
-                            if !ready.is_empty() && sender.send(std::mem::take(&mut ready)).is_err()
-                            {
-                                break;
-                            }
-                            on_their_way.clone().acquire_owned().await?
-                        }
-                    };
-                    unfinished.push(id, call, permit, &mut ready);
-                }
+                Started::Running { id, call } => unfinished.push(id, call, permit, &mut ready),
             }
         }
         // Hand the started calls over before waiting for more input (the next
-        // read would wait when nothing is buffered), or every so many lines.
-        if stdin.buffer().is_empty() || ready.len() >= HANDOVER_LINES {
+        // read waits when no whole line is buffered), or every so many lines.
+        if memchr::memchr(b'\n', stdin.buffer()).is_none() || ready.len() >= HANDOVER_LINES {
             unfinished.hand_over(&mut ready);
             if !ready.is_empty() && sender.send(std::mem::take(&mut ready)).is_err() {
                 break; // the printer stopped: stdout is gone
