@@ -8,7 +8,7 @@
 //! ([`yield_after_turn`]); the rest of the calls runs on the runtime's workers, up to
 //! [`RUN_CALLS`] calls to a task, while this thread reads and starts the next lines.
 //! The one-thread-reads, workers-finish split only pays with an allocator that frees
-//! across threads cheaply (see `main.rs`).
+//! across threads cheaply (see `allocator.rs`).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -204,8 +204,7 @@ pub(crate) async fn run(config: BatchConfig, env: &Env) -> anyhow::Result<i32> {
                 Err(_) => {
                     // The workers are behind: hand them what is started and
                     // wait for a call to finish.
-                    unfinished.hand_over(&mut ready);
-                    if !ready.is_empty() && sender.send(std::mem::take(&mut ready)).is_err() {
+                    if !pass_on(&mut unfinished, &mut ready, &sender) {
                         break;
                     }
                     on_their_way.clone().acquire_owned().await?
@@ -231,20 +230,27 @@ pub(crate) async fn run(config: BatchConfig, env: &Env) -> anyhow::Result<i32> {
         }
         // Hand the started calls over before waiting for more input (the next
         // read waits when no whole line is buffered), or every so many lines.
-        if memchr::memchr(b'\n', stdin.buffer()).is_none() || ready.len() >= HANDOVER_LINES {
-            unfinished.hand_over(&mut ready);
-            if !ready.is_empty() && sender.send(std::mem::take(&mut ready)).is_err() {
-                break; // the printer stopped: stdout is gone
-            }
+        if (memchr::memchr(b'\n', stdin.buffer()).is_none() || ready.len() >= HANDOVER_LINES)
+            && !pass_on(&mut unfinished, &mut ready, &sender)
+        {
+            break;
         }
     }
-    unfinished.hand_over(&mut ready);
-    if !ready.is_empty() {
-        let _ = sender.send(ready);
-    }
+    pass_on(&mut unfinished, &mut ready, &sender);
     drop(sender);
     printer.await??;
     Ok(0)
+}
+
+/// Hands the started calls to a task and everything in `ready` to the
+/// printer; `false` when the printer stopped (stdout is gone).
+fn pass_on(
+    unfinished: &mut Unfinished,
+    ready: &mut Vec<Pending>,
+    printer: &mpsc::UnboundedSender<Vec<Pending>>,
+) -> bool {
+    unfinished.hand_over(ready);
+    ready.is_empty() || printer.send(std::mem::take(ready)).is_ok()
 }
 
 /// Parses one line; a bad line becomes its error message (with the id when it has one).
