@@ -269,6 +269,8 @@ impl ServerHandler for PithServer {
                     .and_then(Value::as_str)
                     .map_or_else(pith_tools::new_group_id, str::to_owned),
             ),
+            // structuredContent is part of every result.
+            skip_structured: false,
         };
         let result = match ticket {
             Some(ticket) => {

@@ -482,6 +482,7 @@ impl Session {
             read_search: toolset.inner.read_search.clone(),
             target: None,
             ran: None,
+            skip_structured: options.skip_structured,
         }
     }
 }

@@ -422,6 +422,8 @@ pub struct ToolContext {
     /// For a [`QueueUse::Files`] call with hooks: the arguments that ran,
     /// when a per-file before-hook rewrote them ([`ToolContext::ran_with`]).
     pub(crate) ran: Option<Arc<std::sync::Mutex<Option<Value>>>>,
+    /// See [`ToolContext::wants_structured`].
+    pub(crate) skip_structured: bool,
 }
 
 impl ToolContext {
@@ -434,6 +436,13 @@ impl ToolContext {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .take();
         taken.unwrap_or_else(|| self.queue.ticket_on(&self.env.fs))
+    }
+
+    /// Whether the caller uses the structured result
+    /// ([`ToolOutput::with_structured`]); when not
+    /// ([`CallOptions::skip_structured`]), a tool need not build it.
+    pub fn wants_structured(&self) -> bool {
+        !self.skip_structured
     }
 
     /// Resolves a path argument against the working directory (see [`crate::resolve_path`]).
@@ -612,6 +621,11 @@ pub struct CallOptions {
     /// The undo group of the call (default: the session's id, so one `pith
     /// batch` is one group; the MCP server gives each request group its own).
     pub group: Option<String>,
+    /// The caller has no use for [`ToolResult::structured`] (`pith batch` and
+    /// `pith call` print the content and details only): a tool may leave it
+    /// out and spare building it ([`ToolContext::wants_structured`]). The
+    /// default builds it, as the MCP server needs.
+    pub skip_structured: bool,
 }
 
 impl fmt::Debug for CallOptions {

@@ -114,7 +114,10 @@ fn reserve_blocking_threads(runtime: &tokio::runtime::Runtime) {
             return;
         }
     }
-    wait_for_all(&arrived);
+    // Not waited for here: the threads start on the other core while this
+    // one goes on (the session, the first line); no command starts before
+    // they are up (a command starts in milliseconds, a thread in microseconds),
+    // and a task that finds them all waiting gets a thread of its own.
 }
 
 /// Whether a child process may start other than through the local
@@ -135,7 +138,13 @@ fn starts_children_elsewhere(command: &Command) -> bool {
 async fn dispatch(command: Command, env: &Env) -> anyhow::Result<i32> {
     match command {
         Command::Call(config) => call::run(config, env).await,
-        Command::Batch(config) => batch::run(config, env).await,
+        Command::Batch(config) => {
+            // On a worker, not this thread: the reading and the calls then share
+            // the runtime's threads (one per core) instead of three threads
+            // taking turns on two cores.
+            let env = env.clone();
+            tokio::spawn(async move { batch::run(config, &env).await }).await?
+        }
         Command::Prompt(tools) => tools_cmd::prompt(&tools, env),
         Command::Tools(config) => tools_cmd::run(&config, env),
         Command::Mcp(workspace) => mcp_cmd::run(workspace, env).await,

@@ -298,7 +298,16 @@ fn start(session: &Session, request: Request, text: bool) -> Started {
     let session = session.clone();
     let line_id = id.clone();
     let mut call: Call = Box::pin(yield_after_turn(async move {
-        let result = session.call(&tool, args, CallOptions::default()).await;
+        let result = session
+            .call(
+                &tool,
+                args,
+                CallOptions {
+                    skip_structured: true,
+                    ..CallOptions::default()
+                },
+            )
+            .await;
         render::batch_entry(&line_id, &tool, &result, text)
     }));
     // A spurious poll is allowed by the Future contract; the task's first poll

@@ -35,6 +35,8 @@ pub(crate) async fn run(config: CallConfig, env: &Env) -> anyhow::Result<i32> {
         .then(|| Arc::new(Mutex::new(String::new())));
     let options = CallOptions {
         updates: stream.clone().map(live_output),
+        // Not printed, with or without --json.
+        skip_structured: true,
         ..CallOptions::default()
     };
     let result = toolset.session().call(&config.tool, args, options).await;

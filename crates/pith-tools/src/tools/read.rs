@@ -176,7 +176,12 @@ async fn read(
     } else {
         HEADER_BYTES
     };
-    let (header, at_end) = read_header(&mut *reader, &mut hasher, first, cancel).await?;
+    // A file read whole in its first bytes ends where its size says: the
+    // read that would return nothing after them is spared (a file that grew
+    // meanwhile was read as it was at the `stat`, and is stale from then on).
+    let whole = metadata.len > 0 && metadata.len < WHOLE_FIRST_MAX;
+    let size = whole.then(|| to_usize(metadata.len));
+    let (header, at_end) = read_header(&mut *reader, &mut hasher, first, size, cancel).await?;
     // What decides the kind: the first bytes, however many were read.
     let head = &header[..header.len().min(HEADER_BYTES)];
     if let Some(kind) = image::sniff(head) {
@@ -436,7 +441,10 @@ async fn read_text(
         raw_path: &args.path,
     };
     let (text, details) = text::render(&scan, &window, &request);
-    let result = ToolOutput::text(text).with_structured(text::structured(&scan, &window, path));
+    let mut result = ToolOutput::text(text);
+    if context.wants_structured() {
+        result = result.with_structured(text::structured(&scan, &window, path));
+    }
     Ok(Streamed::Shown(match details {
         Some(details) => result.with_details(details),
         None => result,
@@ -449,11 +457,12 @@ async fn read_header(
     reader: &mut dyn FileReader,
     hasher: &mut Option<ContentHasher>,
     want: usize,
+    size: Option<usize>,
     cancel: &CancellationToken,
 ) -> Result<(Vec<u8>, bool), ToolError> {
     let mut header = vec![0; want];
     let mut filled = 0;
-    while filled < header.len() {
+    while filled < header.len() && Some(filled) != size {
         ToolError::check_cancelled(cancel)?;
         let read = reader
             .read_chunk(&mut header[filled..])

@@ -108,3 +108,102 @@ async fn a_nul_byte_past_the_first_8_kib_of_a_small_file_does_not_make_it_binary
     let last = read(&env, json!({"path": "late-nul.txt", "offset": 3})).await;
     assert_eq!(last.text_content(), "\0tail\n");
 }
+
+/// A reader over `bytes` that hands out at most `chunk` bytes a call and
+/// counts the calls.
+struct CountingReader {
+    bytes: Vec<u8>,
+    at: usize,
+    chunk: usize,
+    calls: usize,
+}
+
+#[async_trait::async_trait]
+impl pith_env::FileReader for CountingReader {
+    async fn read_chunk(&mut self, buf: &mut [u8]) -> Result<usize, pith_env::FsError> {
+        self.calls += 1;
+        let n = buf.len().min(self.chunk).min(self.bytes.len() - self.at);
+        buf[..n].copy_from_slice(&self.bytes[self.at..self.at + n]);
+        self.at += n;
+        Ok(n)
+    }
+}
+
+fn counting(bytes: &[u8], chunk: usize) -> CountingReader {
+    CountingReader {
+        bytes: bytes.to_vec(),
+        at: 0,
+        chunk,
+        calls: 0,
+    }
+}
+
+#[tokio::test]
+async fn a_file_read_whole_ends_where_its_size_says_without_a_read_for_nothing() {
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let mut hasher = None;
+    // The size the stat gave: one read, the whole file, at its end.
+    let mut reader = counting(b"one\ntwo\n", usize::MAX);
+    let (header, at_end) = super::read_header(&mut reader, &mut hasher, 8192, Some(8), &cancel)
+        .await
+        .unwrap();
+    assert_eq!(
+        (header.as_slice(), at_end, reader.calls),
+        (&b"one\ntwo\n"[..], true, 1)
+    );
+    // Short reads still add up to the size.
+    let mut reader = counting(b"one\ntwo\n", 3);
+    let (header, at_end) = super::read_header(&mut reader, &mut hasher, 8192, Some(8), &cancel)
+        .await
+        .unwrap();
+    assert_eq!(
+        (header.as_slice(), at_end, reader.calls),
+        (&b"one\ntwo\n"[..], true, 3)
+    );
+    // A size that overstates the content (sysfs says 4096): read to the end.
+    let mut reader = counting(b"5\n", usize::MAX);
+    let (header, at_end) = super::read_header(&mut reader, &mut hasher, 8192, Some(4096), &cancel)
+        .await
+        .unwrap();
+    assert_eq!(
+        (header.as_slice(), at_end, reader.calls),
+        (&b"5\n"[..], true, 2)
+    );
+    // No size (procfs says 0): read to the end.
+    let mut reader = counting(b"cpu 1 2\n", usize::MAX);
+    let (header, at_end) = super::read_header(&mut reader, &mut hasher, 8192, None, &cancel)
+        .await
+        .unwrap();
+    assert_eq!(
+        (header.as_slice(), at_end, reader.calls),
+        (&b"cpu 1 2\n"[..], true, 2)
+    );
+}
+
+#[tokio::test]
+async fn the_structured_result_is_built_only_for_a_caller_that_uses_it() {
+    let env = MemoryEnv::with_files(&[("/work/ab.txt", "a\nb\n")]);
+    let toolset = ToolSet::builder(Env::memory(env)).cwd("/work").build();
+    let args = json!({"path": "ab.txt"});
+    let wanted = toolset
+        .session()
+        .call("read", args.clone(), CallOptions::default())
+        .await;
+    let skipped = toolset
+        .session()
+        .call(
+            "read",
+            args,
+            CallOptions {
+                skip_structured: true,
+                ..CallOptions::default()
+            },
+        )
+        .await;
+    assert_eq!(wanted.structured.as_ref().unwrap()["totalLines"], 2);
+    assert_eq!(skipped.structured, None);
+    assert_eq!(
+        (skipped.text_content(), &skipped.details),
+        (wanted.text_content(), &wanted.details)
+    );
+}
