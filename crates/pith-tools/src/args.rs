@@ -137,7 +137,7 @@ pub fn parse_args<T: DeserializeOwned>(
         other => other,
     };
     let mut problems = Vec::new();
-    check(&mut args, schema, "", &mut problems);
+    check(&mut args, schema, Field::Root, &mut problems);
     let error = |problems| ArgsError {
         tool: tool.to_owned(),
         problems,
@@ -149,18 +149,36 @@ pub fn parse_args<T: DeserializeOwned>(
     serde_json::from_value(args).map_err(|e| error(vec![e.to_string()]))
 }
 
-fn check(value: &mut Value, schema: &Value, field: &str, problems: &mut Vec<String>) {
+/// Where a value sits in the arguments: spelled (`edits[0].oldText`) only when
+/// a problem names it, so valid arguments cost no string building.
+#[derive(Clone, Copy)]
+enum Field<'a> {
+    /// The arguments themselves.
+    Root,
+    /// A member of an object.
+    Key(&'a Field<'a>, &'a str),
+    /// An item of an array.
+    Index(&'a Field<'a>, usize),
+}
+
+impl fmt::Display for Field<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Field::Root => f.write_str(messages::ARGUMENTS),
+            Field::Key(Field::Root, key) => f.write_str(key),
+            Field::Key(parent, key) => write!(f, "{parent}.{key}"),
+            Field::Index(parent, index) => write!(f, "{parent}[{index}]"),
+        }
+    }
+}
+
+fn check(value: &mut Value, schema: &Value, field: Field<'_>, problems: &mut Vec<String>) {
     let Some(expected) = schema.get("type").and_then(Value::as_str) else {
         return;
     };
     coerce(value, expected);
-    let name = if field.is_empty() {
-        messages::ARGUMENTS
-    } else {
-        field
-    };
     if !has_type(value, expected) {
-        problems.push(messages::wrong_type(name, expected, value));
+        problems.push(messages::wrong_type(&field.to_string(), expected, value));
         return;
     }
     match expected {
@@ -168,7 +186,7 @@ fn check(value: &mut Value, schema: &Value, field: &str, problems: &mut Vec<Stri
         "array" => {
             if let (Value::Array(items), Some(item_schema)) = (value, schema.get("items")) {
                 for (index, item) in items.iter_mut().enumerate() {
-                    check(item, item_schema, &format!("{name}[{index}]"), problems);
+                    check(item, item_schema, Field::Index(&field, index), problems);
                 }
             }
         }
@@ -177,13 +195,13 @@ fn check(value: &mut Value, schema: &Value, field: &str, problems: &mut Vec<Stri
             if let (Some(minimum), Some(number)) = (minimum, value.as_f64())
                 && number < minimum
             {
-                problems.push(messages::below_minimum(name, minimum, number));
+                problems.push(messages::below_minimum(&field.to_string(), minimum, number));
             }
             let exclusive = schema.get("exclusiveMinimum").and_then(Value::as_f64);
             if let (Some(exclusive), Some(number)) = (exclusive, value.as_f64())
                 && number <= exclusive
             {
-                problems.push(messages::not_above(name, exclusive, number));
+                problems.push(messages::not_above(&field.to_string(), exclusive, number));
             }
         }
         "string" => {
@@ -191,30 +209,24 @@ fn check(value: &mut Value, schema: &Value, field: &str, problems: &mut Vec<Stri
                 && !options.iter().any(|option| option.as_str() == Some(text))
             {
                 let options: Vec<String> = options.iter().map(Value::to_string).collect();
-                problems.push(messages::not_one_of(name, &options, value));
+                problems.push(messages::not_one_of(&field.to_string(), &options, value));
             }
         }
         _ => {}
     }
 }
 
-fn check_object(value: &mut Value, schema: &Value, field: &str, problems: &mut Vec<String>) {
+fn check_object(value: &mut Value, schema: &Value, field: Field<'_>, problems: &mut Vec<String>) {
     let Value::Object(object) = value else { return };
-    let required: Vec<&str> = schema
-        .get("required")
-        .and_then(Value::as_array)
-        .map(|names| names.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
+    let required = schema.get("required").and_then(Value::as_array);
+    let is_required = |key: &str| {
+        required.is_some_and(|names| names.iter().any(|name| name.as_str() == Some(key)))
+    };
     let empty = Map::new();
     let properties = schema
         .get("properties")
         .and_then(Value::as_object)
         .unwrap_or(&empty);
-    let prefix = if field.is_empty() {
-        String::new()
-    } else {
-        format!("{field}.")
-    };
     for (alias, key) in ALIASES {
         if properties.contains_key(key)
             && !object.contains_key(key)
@@ -223,31 +235,34 @@ fn check_object(value: &mut Value, schema: &Value, field: &str, problems: &mut V
             object.insert(key.to_owned(), value);
         }
     }
-    let known: Vec<&str> = properties.keys().map(String::as_str).collect();
     let unknown: Vec<&String> = object
         .keys()
         .filter(|key| !properties.contains_key(*key))
         .collect();
-    for key in unknown.iter().take(UNKNOWN_SHOWN) {
-        problems.push(unknown_field(&format!("{prefix}{key}"), key, &known));
-    }
-    if unknown.len() > UNKNOWN_SHOWN {
-        problems.push(messages::more_unknown(unknown.len() - UNKNOWN_SHOWN));
+    if !unknown.is_empty() {
+        let known: Vec<&str> = properties.keys().map(String::as_str).collect();
+        for key in unknown.iter().take(UNKNOWN_SHOWN) {
+            let name = Field::Key(&field, key).to_string();
+            problems.push(unknown_field(&name, key, &known));
+        }
+        if unknown.len() > UNKNOWN_SHOWN {
+            problems.push(messages::more_unknown(unknown.len() - UNKNOWN_SHOWN));
+        }
     }
     for (key, property) in properties {
-        let is_required = required.contains(&key.as_str());
         match object.get_mut(key) {
-            None | Some(Value::Null) if is_required => {
+            None | Some(Value::Null) if is_required(key) => {
                 let expected = property
                     .get("type")
                     .and_then(Value::as_str)
                     .unwrap_or("value");
-                problems.push(messages::required(&format!("{prefix}{key}"), expected));
+                let name = Field::Key(&field, key).to_string();
+                problems.push(messages::required(&name, expected));
             }
             Some(Value::Null) => {
                 object.remove(key);
             }
-            Some(child) => check(child, property, &format!("{prefix}{key}"), problems),
+            Some(child) => check(child, property, Field::Key(&field, key), problems),
             None => {}
         }
     }

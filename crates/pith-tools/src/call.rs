@@ -106,7 +106,7 @@ async fn dispatch(
         && let Ok((queue, outer)) = HOOKS_HOLD_TURN.try_with(|held| *held)
         && queue == toolset.queue().id()
     {
-        let name = tool.definition().name;
+        let name = tool.name();
         return ToolError::refused(crate::messages::pipeline::called_from_hook(name, outer)).into();
     }
     // A tool that never queues gives its place up at once.
@@ -126,6 +126,11 @@ async fn dispatch(
 /// A tool behind the pipeline: what a [`ToolSet`](crate::toolset::ToolSet) stores.
 #[async_trait]
 pub(crate) trait RegisteredTool: Send + Sync {
+    /// The tool's name (its definition's), without building the definition.
+    fn name(&self) -> &'static str {
+        self.definition().name
+    }
+
     /// The definition.
     fn definition(&self) -> &ToolDefinition;
 

@@ -42,10 +42,15 @@ pub fn resolve_path(input: &str, cwd: &Path, home: Option<&Path>) -> Result<Path
             &input.replace('\0', "\\0"),
         ))));
     }
-    let spaced: String = input
-        .chars()
-        .map(|c| if is_unicode_space(c) { ' ' } else { c })
-        .collect();
+    let spaced: std::borrow::Cow<'_, str> = if input.chars().any(is_unicode_space) {
+        input
+            .chars()
+            .map(|c| if is_unicode_space(c) { ' ' } else { c })
+            .collect::<String>()
+            .into()
+    } else {
+        input.into()
+    };
     let path = spaced.strip_prefix('@').unwrap_or(&spaced);
     let expanded = if path == "~" || path.starts_with("~/") {
         let Some(home) = home else {
@@ -66,6 +71,17 @@ pub fn resolve_path(input: &str, cwd: &Path, home: Option<&Path>) -> Result<Path
         cwd.join(expanded)
     };
     Ok(normalize_lexically(&absolute))
+}
+
+/// The home directory, for an `input` that [`resolve_path`] expands with
+/// it (`~`, `~/…`, also after an `@`): other paths do not look it up.
+pub(crate) fn home_for(input: &str, fs: &dyn FileSystem) -> Option<PathBuf> {
+    input
+        .strip_prefix('@')
+        .unwrap_or(input)
+        .starts_with('~')
+        .then(|| fs.home_dir())
+        .flatten()
 }
 
 /// Drops `.` components and `..` at the root (`/..` is `/`), and keeps every
@@ -151,7 +167,7 @@ pub async fn resolve_read_path(
     cwd: &Path,
     fs: &dyn FileSystem,
 ) -> Result<PathBuf, ToolError> {
-    let resolved = resolve_path(input, cwd, fs.home_dir().as_deref())?;
+    let resolved = resolve_path(input, cwd, home_for(input, fs).as_deref())?;
     let Some(text) = resolved.to_str() else {
         return Ok(resolved);
     };

@@ -447,7 +447,8 @@ impl ToolContext {
 
     /// Resolves a path argument against the working directory (see [`crate::resolve_path`]).
     pub fn resolve(&self, raw: &str) -> Result<std::path::PathBuf, ToolError> {
-        crate::paths::resolve_path(raw, &self.cwd, self.env.fs.home_dir().as_deref())
+        let home = crate::paths::home_for(raw, &*self.env.fs);
+        crate::paths::resolve_path(raw, &self.cwd, home.as_deref())
     }
 
     /// The resolved path of the file a call changes: [`target`](Self::target)

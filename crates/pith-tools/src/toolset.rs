@@ -107,10 +107,7 @@ impl ToolSet {
 
     /// The tool called `name`.
     pub(crate) fn tool(&self, name: &str) -> Option<&Arc<dyn RegisteredTool>> {
-        self.inner
-            .tools
-            .iter()
-            .find(|tool| tool.definition().name == name)
+        self.inner.tools.iter().find(|tool| tool.name() == name)
     }
 
     /// A new session (one conversation, batch or MCP connection).
@@ -164,7 +161,7 @@ pub struct ToolSetBuilder {
 
 impl fmt::Debug for ToolSetBuilder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let extra: Vec<&str> = self.extra.iter().map(|t| t.definition().name).collect();
+        let extra: Vec<&str> = self.extra.iter().map(|t| t.name()).collect();
         f.debug_struct("ToolSetBuilder")
             .field("cwd", &self.cwd)
             .field("names", &self.names)
@@ -234,18 +231,18 @@ impl ToolSetBuilder {
         let mut all = tools::all();
         match &self.names {
             Some(names) => {
-                all.retain(|tool| names.iter().any(|name| name == tool.definition().name));
+                all.retain(|tool| names.iter().any(|name| name == tool.name()));
             }
-            None => all.retain(|tool| tools::TOOL_NAMES.contains(&tool.definition().name)),
+            None => all.retain(|tool| tools::TOOL_NAMES.contains(&tool.name())),
         }
         for tool in self.extra {
             if self.select_added
                 && let Some(names) = &self.names
-                && !names.iter().any(|name| name == tool.definition().name)
+                && !names.iter().any(|name| name == tool.name())
             {
                 continue;
             }
-            all.retain(|builtin| builtin.definition().name != tool.definition().name);
+            all.retain(|builtin| builtin.name() != tool.name());
             all.push(tool);
         }
         // The roots are opened once, here: every later file operation

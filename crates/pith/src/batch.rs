@@ -255,7 +255,25 @@ fn pass_on(
 
 /// Parses one line; a bad line becomes its error message (with the id when it has one).
 fn parse_line(text: &str, number: usize) -> Result<Request, (Value, String)> {
+    /// A well-formed line, read without building a map of its three fields.
+    #[derive(serde::Deserialize)]
+    struct Line {
+        #[serde(default)]
+        id: Value,
+        tool: String,
+        #[serde(default)]
+        args: Value,
+    }
     const SHAPE: &str = r#"each line must be {"id":...,"tool":"NAME","args":{...}}"#;
+    // Anything else (no tool, a field twice, not an object...) takes the long
+    // way below, which says what is wrong and keeps the id.
+    if let Ok(Line { id, tool, args }) = serde_json::from_str::<Line>(text) {
+        let args = match args {
+            Value::Null => Value::Object(serde_json::Map::new()),
+            args => args,
+        };
+        return Ok(Request { id, tool, args });
+    }
     let value: Value = serde_json::from_str(text).map_err(|error| {
         (
             Value::Null,

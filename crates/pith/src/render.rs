@@ -51,7 +51,19 @@ pub(crate) fn batch_line(id: &Value, result: &ToolResult) -> String {
         details: &result.details,
         is_error: result.is_error,
     };
-    serde_json::to_string(&line).unwrap_or_else(|_| {
+    // Sized for the content at once: grown from serde_json's 128 bytes, a
+    // page of text was copied four times over.
+    let text: usize = result
+        .content
+        .iter()
+        .map(|part| match part {
+            Content::Text { text } => text.len(),
+            Content::Image { data, .. } => data.len(),
+        })
+        .sum();
+    let mut out = Vec::with_capacity(text + text / 8 + 96);
+    let written = serde_json::to_writer(&mut out, &line).map(|()| String::from_utf8(out));
+    written.ok().and_then(Result::ok).unwrap_or_else(|| {
         json!({
             "id": id,
             "content": result.content,

@@ -31,20 +31,75 @@ pub const TOOL_NAMES: [&str; 8] = [
 /// The optional tools, on only when named (`--tools …,apply_patch,undo`).
 pub const OPTIONAL_TOOL_NAMES: [&str; 2] = ["apply_patch", "undo"];
 
-/// Every tool, in the canonical order, the optional ones last.
+/// Every tool, in the canonical order, the optional ones last. Each is built
+/// (its definition's JSON Schemas generated) when first used, not here: a
+/// batch of reads builds `read` alone (the ten schemas were ~9 % of a `pith
+/// batch` start-up).
 pub(crate) fn all() -> Vec<Arc<dyn RegisteredTool>> {
+    fn lazy<T: crate::tool::Tool>(name: &'static str, make: fn() -> T) -> Arc<dyn RegisteredTool> {
+        Arc::new(Lazy {
+            name,
+            make: Box::new(move || Arc::new(make()) as Arc<dyn RegisteredTool>),
+            tool: std::sync::OnceLock::new(),
+        })
+    }
     vec![
-        Arc::new(read::ReadTool::new()),
-        Arc::new(bash::BashTool::new()),
-        Arc::new(edit::EditTool::new()),
-        Arc::new(write::WriteTool::new()),
-        Arc::new(grep::GrepTool::new()),
-        Arc::new(find::FindTool::new()),
-        Arc::new(ls::LsTool::new()),
-        Arc::new(jobs::JobsTool::new()),
-        Arc::new(apply_patch::ApplyPatchTool::new()),
-        Arc::new(undo::UndoTool::new()),
+        lazy("read", read::ReadTool::new),
+        lazy("bash", bash::BashTool::new),
+        lazy("edit", edit::EditTool::new),
+        lazy("write", write::WriteTool::new),
+        lazy("grep", grep::GrepTool::new),
+        lazy("find", find::FindTool::new),
+        lazy("ls", ls::LsTool::new),
+        lazy("jobs", jobs::JobsTool::new),
+        lazy("apply_patch", apply_patch::ApplyPatchTool::new),
+        lazy("undo", undo::UndoTool::new),
     ]
+}
+
+/// A built-in tool built on first use; its name is known before.
+struct Lazy {
+    name: &'static str,
+    make: Box<dyn Fn() -> Arc<dyn RegisteredTool> + Send + Sync>,
+    tool: std::sync::OnceLock<Arc<dyn RegisteredTool>>,
+}
+
+impl Lazy {
+    fn tool(&self) -> &Arc<dyn RegisteredTool> {
+        self.tool.get_or_init(|| {
+            let tool = (self.make)();
+            debug_assert_eq!(tool.definition().name, self.name);
+            tool
+        })
+    }
+}
+
+#[async_trait::async_trait]
+impl RegisteredTool for Lazy {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn definition(&self) -> &ToolDefinition {
+        self.tool().definition()
+    }
+
+    fn takes_queue_turn(&self) -> bool {
+        self.tool().takes_queue_turn()
+    }
+
+    fn repair_args(&self, args: serde_json::Value) -> serde_json::Value {
+        self.tool().repair_args(args)
+    }
+
+    async fn call(
+        self: Arc<Self>,
+        args: serde_json::Value,
+        context: crate::tool::ToolContext,
+        cancel: tokio_util::sync::CancellationToken,
+    ) -> crate::tool::ToolResult {
+        Arc::clone(self.tool()).call(args, context, cancel).await
+    }
 }
 
 /// The parts of a definition that are not derived from the argument type.

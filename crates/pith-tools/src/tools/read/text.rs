@@ -474,19 +474,20 @@ pub(super) fn render(
         };
         details_value(&ReadDetails { truncation })
     });
-    let limit_text = format_size(limits.max_bytes as u64);
+    // Spelled only for a notice that names it (formatting a size is not free).
+    let limit_text = || format_size(limits.max_bytes as u64);
     let mut text = if let Some(size) = scan.first_line_bytes {
         messages::line_too_long(
             first_shown,
             &format_size(size),
-            &limit_text,
+            &limit_text(),
             &shell_quote(request.raw_path),
             limits.max_bytes,
         )
     } else if let Some(by) = scan.truncated_by {
         let last_shown = window.start + scan.kept_lines;
         let limit_note = match by {
-            TruncatedBy::Bytes => messages::byte_limit(&limit_text),
+            TruncatedBy::Bytes => messages::byte_limit(&limit_text()),
             TruncatedBy::Lines => String::new(),
         };
         messages::showing_lines(
