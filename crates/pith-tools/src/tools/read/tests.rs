@@ -129,55 +129,39 @@ impl pith_env::FileReader for CountingReader {
     }
 }
 
-fn counting(bytes: &[u8], chunk: usize) -> CountingReader {
-    CountingReader {
+/// `read_header` over `bytes` handed out `chunk` bytes a call, with the size
+/// a `stat` gave: the header, whether it is the end, and the reads made.
+async fn header_of(bytes: &[u8], chunk: usize, size: Option<usize>) -> (Vec<u8>, bool, usize) {
+    let mut reader = CountingReader {
         bytes: bytes.to_vec(),
         at: 0,
         chunk,
         calls: 0,
-    }
+    };
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let (header, at_end) = super::read_header(&mut reader, &mut None, 8192, size, &cancel)
+        .await
+        .unwrap();
+    (header, at_end, reader.calls)
 }
 
 #[tokio::test]
 async fn a_file_read_whole_ends_where_its_size_says_without_a_read_for_nothing() {
-    let cancel = tokio_util::sync::CancellationToken::new();
-    let mut hasher = None;
+    let text = b"one\ntwo\n".to_vec();
     // The size the stat gave: one read, the whole file, at its end.
-    let mut reader = counting(b"one\ntwo\n", usize::MAX);
-    let (header, at_end) = super::read_header(&mut reader, &mut hasher, 8192, Some(8), &cancel)
-        .await
-        .unwrap();
     assert_eq!(
-        (header.as_slice(), at_end, reader.calls),
-        (&b"one\ntwo\n"[..], true, 1)
+        header_of(&text, usize::MAX, Some(8)).await,
+        (text.clone(), true, 1)
     );
     // Short reads still add up to the size.
-    let mut reader = counting(b"one\ntwo\n", 3);
-    let (header, at_end) = super::read_header(&mut reader, &mut hasher, 8192, Some(8), &cancel)
-        .await
-        .unwrap();
-    assert_eq!(
-        (header.as_slice(), at_end, reader.calls),
-        (&b"one\ntwo\n"[..], true, 3)
-    );
+    assert_eq!(header_of(&text, 3, Some(8)).await, (text.clone(), true, 3));
     // A size that overstates the content (sysfs says 4096): read to the end.
-    let mut reader = counting(b"5\n", usize::MAX);
-    let (header, at_end) = super::read_header(&mut reader, &mut hasher, 8192, Some(4096), &cancel)
-        .await
-        .unwrap();
     assert_eq!(
-        (header.as_slice(), at_end, reader.calls),
-        (&b"5\n"[..], true, 2)
+        header_of(b"5\n", usize::MAX, Some(4096)).await,
+        (b"5\n".to_vec(), true, 2)
     );
     // No size (procfs says 0): read to the end.
-    let mut reader = counting(b"cpu 1 2\n", usize::MAX);
-    let (header, at_end) = super::read_header(&mut reader, &mut hasher, 8192, None, &cancel)
-        .await
-        .unwrap();
-    assert_eq!(
-        (header.as_slice(), at_end, reader.calls),
-        (&b"cpu 1 2\n"[..], true, 2)
-    );
+    assert_eq!(header_of(&text, usize::MAX, None).await, (text, true, 2));
 }
 
 #[tokio::test]
