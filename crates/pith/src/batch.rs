@@ -6,9 +6,10 @@
 //! in the file mutation queue) happens in input order even though the calls then run
 //! concurrently. That first poll ends as soon as the call's place no longer matters
 //! ([`yield_after_turn`]); the rest of the calls runs on the runtime's workers, up to
-//! [`RUN_CALLS`] calls to a task, while this thread reads and starts the next lines.
-//! The one-thread-reads, workers-finish split only pays with an allocator that frees
-//! across threads cheaply (see `allocator.rs`).
+//! [`RUN_CALLS`] calls to a task, while the reading task (itself on a worker, see
+//! `app.rs`) reads and starts the next lines. Starting calls in one place and finishing
+//! them in others only pays with an allocator that frees across threads cheaply (see
+//! `allocator.rs`).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -68,7 +69,7 @@ const CALLS_ON_THEIR_WAY: usize = 64;
 struct Unfinished {
     ids: Vec<Value>,
     calls: Vec<Call>,
-    permits: Vec<OwnedSemaphorePermit>,
+    permits: Vec<Option<OwnedSemaphorePermit>>,
 }
 
 impl Unfinished {
@@ -81,7 +82,7 @@ impl Unfinished {
     ) {
         self.ids.push(id);
         self.calls.push(call);
-        self.permits.push(permit);
+        self.permits.push(Some(permit));
         if self.calls.len() >= RUN_CALLS {
             self.hand_over(ready);
         }
@@ -95,10 +96,7 @@ impl Unfinished {
         }
         let calls = std::mem::take(&mut self.calls);
         let ids = std::mem::take(&mut self.ids);
-        let permits = std::mem::take(&mut self.permits)
-            .into_iter()
-            .map(Some)
-            .collect();
+        let permits = std::mem::take(&mut self.permits);
         ready.push(Pending::Run {
             task: tokio::spawn(RunOfCalls::new(ids.clone(), calls, permits)),
             ids,

@@ -36,31 +36,33 @@ pub const OPTIONAL_TOOL_NAMES: [&str; 2] = ["apply_patch", "undo"];
 /// batch of reads builds `read` alone (the ten schemas were ~9 % of a `pith
 /// batch` start-up).
 pub(crate) fn all() -> Vec<Arc<dyn RegisteredTool>> {
-    fn lazy<T: crate::tool::Tool>(name: &'static str, make: fn() -> T) -> Arc<dyn RegisteredTool> {
+    let lazy = |name, make| -> Arc<dyn RegisteredTool> {
         Arc::new(Lazy {
             name,
-            make: Box::new(move || Arc::new(make()) as Arc<dyn RegisteredTool>),
+            make,
             tool: std::sync::OnceLock::new(),
         })
-    }
+    };
     vec![
-        lazy("read", read::ReadTool::new),
-        lazy("bash", bash::BashTool::new),
-        lazy("edit", edit::EditTool::new),
-        lazy("write", write::WriteTool::new),
-        lazy("grep", grep::GrepTool::new),
-        lazy("find", find::FindTool::new),
-        lazy("ls", ls::LsTool::new),
-        lazy("jobs", jobs::JobsTool::new),
-        lazy("apply_patch", apply_patch::ApplyPatchTool::new),
-        lazy("undo", undo::UndoTool::new),
+        lazy("read", || Arc::new(read::ReadTool::new())),
+        lazy("bash", || Arc::new(bash::BashTool::new())),
+        lazy("edit", || Arc::new(edit::EditTool::new())),
+        lazy("write", || Arc::new(write::WriteTool::new())),
+        lazy("grep", || Arc::new(grep::GrepTool::new())),
+        lazy("find", || Arc::new(find::FindTool::new())),
+        lazy("ls", || Arc::new(ls::LsTool::new())),
+        lazy("jobs", || Arc::new(jobs::JobsTool::new())),
+        lazy("apply_patch", || {
+            Arc::new(apply_patch::ApplyPatchTool::new())
+        }),
+        lazy("undo", || Arc::new(undo::UndoTool::new())),
     ]
 }
 
 /// A built-in tool built on first use; its name is known before.
 struct Lazy {
     name: &'static str,
-    make: Box<dyn Fn() -> Arc<dyn RegisteredTool> + Send + Sync>,
+    make: fn() -> Arc<dyn RegisteredTool>,
     tool: std::sync::OnceLock<Arc<dyn RegisteredTool>>,
 }
 

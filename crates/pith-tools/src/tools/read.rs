@@ -171,16 +171,16 @@ async fn read(
         .map_err(|error| ToolError::new(describe_fs_error(&error)))?;
     let stamp = Fingerprint::stamp(&metadata);
     let mut hasher = stamp.is_none().then(ContentHasher::new);
-    let first = if metadata.len < WHOLE_FIRST_MAX {
-        to_usize(metadata.len + 1).max(HEADER_BYTES)
-    } else {
-        HEADER_BYTES
-    };
     // A file read whole in its first bytes ends where its size says: the
     // read that would return nothing after them is spared (a file that grew
-    // meanwhile was read as it was at the `stat`, and is stale from then on).
-    let whole = metadata.len > 0 && metadata.len < WHOLE_FIRST_MAX;
-    let size = whole.then(|| to_usize(metadata.len));
+    // meanwhile was read as it was at the `stat`, and is stale from then on;
+    // a size of 0, as procfs gives, reads on to the end).
+    let (first, size) = if metadata.len < WHOLE_FIRST_MAX {
+        let size = (metadata.len > 0).then(|| to_usize(metadata.len));
+        (to_usize(metadata.len + 1).max(HEADER_BYTES), size)
+    } else {
+        (HEADER_BYTES, None)
+    };
     let (header, at_end) = read_header(&mut *reader, &mut hasher, first, size, cancel).await?;
     // What decides the kind: the first bytes, however many were read.
     let head = &header[..header.len().min(HEADER_BYTES)];
