@@ -53,7 +53,7 @@ pub use crate::exec::{
 pub use crate::fs::{
     Confinement, DirEntry, FileId, FileKind, FileReader, FileSystem, LineCount, Metadata, Splice,
 };
-pub use crate::local::{LocalEnv, OUTPUT_CAP, output_dir, prune_output_dir};
+pub use crate::local::{LocalEnv, OUTPUT_CAP, output_dir, prune_output_dir, state_dir};
 pub use crate::memory::MemoryEnv;
 pub use crate::remote::RemoteEnv;
 pub use crate::sandbox::{SandboxFallback, SandboxMode, SandboxPolicy, SandboxStatus};

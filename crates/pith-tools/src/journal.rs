@@ -270,10 +270,7 @@ impl Journal {
     /// The directory for `workspace`'s journal under the user's state directory:
     /// `$XDG_STATE_HOME/pith/journal/<name>-<hash>` (`~/.local/state` when unset).
     pub fn default_dir(workspace: &Path) -> Option<PathBuf> {
-        let state = match std::env::var_os("XDG_STATE_HOME").filter(|v| !v.is_empty()) {
-            Some(dir) => PathBuf::from(dir),
-            None => PathBuf::from(std::env::var_os("HOME")?).join(".local/state"),
-        };
+        let state = pith_env::state_dir()?;
         let name: String = workspace
             .file_name()
             .map(|name| name.to_string_lossy().into_owned())

@@ -296,7 +296,9 @@ fn a_write_killed_at_random_moments_leaves_the_old_or_the_new_file_never_a_mixtu
         "only {mid} of {} kills landed inside the write (need {MID_WRITE}): atomicity was not tested",
         missed + mid + late
     );
-    // The unnamed (O_TMPFILE) temp file vanishes with a killed writer.
+    // The unnamed (O_TMPFILE) temp file vanishes with a killed writer; a writer
+    // killed between naming it and the rename leaves the name in pith's staging
+    // directory (same file system here), never beside the user's file.
     assert_eq!(leftovers, 0, "temp files left behind by killed writes");
 }
 

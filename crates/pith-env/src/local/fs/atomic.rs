@@ -17,7 +17,7 @@ use rustix::io::Errno;
 
 use super::kind::{kind_of_mode, mode_of, special_error, special_kind};
 use super::resolve::os_error;
-use super::temp::TempIn;
+use super::temp::{TempIn, staging};
 use super::writeback::{self, StreamFill};
 use crate::{FileKind, FsError, FsErrorKind, WriteStream};
 
@@ -161,6 +161,7 @@ fn write_in_directory(path: &Path, write: Writer<'_>) -> Result<(), FsError> {
     let temp = TempIn {
         dir: dir.as_fd(),
         prefix: format!(".{prefix}."),
+        staging: staging(),
     };
     write(&temp, name, existing.as_ref()).map_err(|errno| os_error(errno, path))?;
     temp.sync_dir();
@@ -204,13 +205,17 @@ fn write_named(path: &Path, contents: &[u8]) -> Result<(), FsError> {
 fn write_unnamed(path: &Path, contents: &[u8]) -> Result<bool, FsError> {
     let mut written = false;
     write_in_directory(path, &mut |temp, name, existing| {
-        if let super::temp::Unnamed::Linked(temp_name) = temp.unnamed(
+        match temp.unnamed(
             name,
             &mut |_, _, out| io::Write::write_all(out, contents),
             existing,
         )? {
-            temp.rename(&temp_name, name)?;
-            written = true;
+            super::temp::Unnamed::Placed => written = true,
+            super::temp::Unnamed::Linked(staged) => {
+                temp.rename_staged(&staged, name)?;
+                written = true;
+            }
+            super::temp::Unnamed::Unavailable | super::temp::Unnamed::Unlinked(_) => {}
         }
         Ok(())
     })?;

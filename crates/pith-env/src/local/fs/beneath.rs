@@ -48,7 +48,7 @@ use rustix::io::Errno;
 use super::inline::fd_is_local;
 use super::kind::{convert, kind_of_mode, mode_of, special_error, special_kind};
 use super::resolve::{Found, Root, Walk, nearest_real, os_error, retry, walk};
-use super::temp::{Filler, TempIn};
+use super::temp::{Filler, TempIn, staging};
 use super::writeback::StreamFill;
 use super::{LocalReader, blocking, blocking_with, blocking_with_parts};
 use crate::fs::check_splices;
@@ -586,6 +586,7 @@ impl Inner {
         let temp = TempIn {
             dir,
             prefix: format!(".{prefix}."),
+            staging: staging(),
         };
         temp.write_and_rename(&name, write, existing.as_ref())
             .map_err(|errno| os_error(errno, path))?;

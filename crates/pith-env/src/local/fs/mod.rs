@@ -31,6 +31,8 @@ mod mapped;
 #[cfg(unix)]
 mod resolve;
 mod splice;
+#[cfg(target_os = "linux")]
+mod staging;
 #[cfg(unix)]
 mod temp;
 mod writeback;
