@@ -224,4 +224,4 @@ fn write_unnamed(path: &Path, contents: &[u8]) -> Result<bool, FsError> {
 
 #[cfg(test)]
 #[path = "atomic_tests.rs"]
-mod tests;
+pub(super) mod tests;

@@ -3,7 +3,8 @@ use std::os::unix::fs::PermissionsExt;
 
 use super::*;
 
-fn names(dir: &Path) -> Vec<String> {
+/// The names in `dir`, sorted.
+pub(in crate::local::fs) fn names(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = fs::read_dir(dir)
         .unwrap()
         .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())

@@ -3,21 +3,22 @@ use std::io::Write as _;
 use std::os::fd::AsFd;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 
+use super::super::atomic::tests::names;
 use super::super::temp::{TempIn, Unnamed};
 use super::*;
-
-fn names(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = fs::read_dir(dir)
-        .unwrap()
-        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
-}
 
 fn directory(path: &Path) -> OwnedFd {
     let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
     rfs::open(path, flags, Mode::empty()).unwrap()
+}
+
+/// The temp-file writer of `dir` for files named `name`, staging in `staging`.
+fn writer<'a>(dir: &'a OwnedFd, name: &str, staging: &'a OwnedFd) -> TempIn<'a> {
+    TempIn {
+        dir: dir.as_fd(),
+        prefix: format!(".{name}."),
+        staging: Some(staging.as_fd()),
+    }
 }
 
 /// Links an unnamed file with `contents` for `name` in `dir`, staging through
@@ -44,11 +45,7 @@ fn a_replacing_file_is_named_in_the_staging_directory_and_renamed_from_there() {
     fs::write(target.path().join("f.txt"), "old").unwrap();
     let dir = directory(target.path());
     let stage = open(staging.path(), STALE_AFTER).unwrap();
-    let temp = TempIn {
-        dir: dir.as_fd(),
-        prefix: ".f.txt.".to_owned(),
-        staging: Some(stage.as_fd()),
-    };
+    let temp = writer(&dir, "f.txt", &stage);
     let existing = rfs::statat(dir.as_fd(), "f.txt", AtFlags::empty()).unwrap();
     let Unnamed::Linked(staged) = link(&temp, "f.txt", b"new", Some(&existing)) else {
         panic!("the unnamed file was not linked");
@@ -78,11 +75,7 @@ fn a_new_file_is_linked_under_its_own_name_with_no_temp_name_anywhere() {
     let staging = tempfile::tempdir().unwrap();
     let dir = directory(target.path());
     let stage = open(staging.path(), STALE_AFTER).unwrap();
-    let temp = TempIn {
-        dir: dir.as_fd(),
-        prefix: ".n.txt.".to_owned(),
-        staging: Some(stage.as_fd()),
-    };
+    let temp = writer(&dir, "n.txt", &stage);
     assert!(matches!(
         link(&temp, "n.txt", b"fresh", None),
         Unnamed::Placed
@@ -113,11 +106,7 @@ fn a_staging_directory_on_another_mount_falls_back_to_the_targets_directory() {
     let dir = directory(target.path());
     // /proc is always another mount: a link into it fails with EXDEV.
     let elsewhere = directory(Path::new("/proc"));
-    let temp = TempIn {
-        dir: dir.as_fd(),
-        prefix: ".f.txt.".to_owned(),
-        staging: Some(elsewhere.as_fd()),
-    };
+    let temp = writer(&dir, "f.txt", &elsewhere);
     let existing = rfs::statat(dir.as_fd(), "f.txt", AtFlags::empty()).unwrap();
     let Unnamed::Linked(staged) = link(&temp, "f.txt", b"new", Some(&existing)) else {
         panic!("the unnamed file was not linked");
