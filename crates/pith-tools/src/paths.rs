@@ -346,23 +346,31 @@ pub(crate) async fn not_found_message(fs: &dyn FileSystem, lead: String, path: &
     }
 }
 
-/// How long a miss may spend looking for its file name under the working directory.
-const ELSEWHERE_BUDGET: std::time::Duration = std::time::Duration::from_millis(500);
+/// How long a miss may spend on its hint: waiting for the session's turn (see
+/// `Session::hint_turn`) and looking for its file name under the working directory.
+const HINT_BUDGET: std::time::Duration = std::time::Duration::from_millis(500);
 
 /// [`not_found_message`], and when no sibling looks alike, up to three paths under the
 /// working directory that have the missing file's exact name (the common miss is a
-/// dropped `src/`). The search respects ignore files and gives up after half a second.
+/// dropped `src/`). The search respects ignore files. The session looks for two misses'
+/// hints at a time; a miss that has waited, and searched, half a second in all gets
+/// what was found by then (the bare `lead` if its turn never came).
 pub(crate) async fn not_found_hint(
     context: &crate::tool::ToolContext,
     lead: String,
     path: &Path,
 ) -> String {
+    let deadline = tokio::time::Instant::now() + HINT_BUDGET;
+    let Ok(Some(_turn)) = tokio::time::timeout_at(deadline, context.session.hint_turn()).await
+    else {
+        return lead;
+    };
     let fs = &*context.env.fs;
     let message = not_found_message(fs, lead, path).await;
     if message.contains('\n') {
         return message;
     }
-    let elsewhere = elsewhere(context, path).await;
+    let elsewhere = elsewhere(context, path, deadline).await;
     if elsewhere.is_empty() {
         return message;
     }
@@ -370,7 +378,11 @@ pub(crate) async fn not_found_hint(
 }
 
 /// Paths below the working directory (relative to it) named like `path`.
-async fn elsewhere(context: &crate::tool::ToolContext, path: &Path) -> Vec<String> {
+async fn elsewhere(
+    context: &crate::tool::ToolContext,
+    path: &Path,
+    deadline: tokio::time::Instant,
+) -> Vec<String> {
     let Some(name) = path.file_name().and_then(|name| name.to_str()) else {
         return Vec::new();
     };
@@ -389,7 +401,7 @@ async fn elsewhere(context: &crate::tool::ToolContext, path: &Path) -> Vec<Strin
     };
     let cancel = tokio_util::sync::CancellationToken::new();
     let search = context.env.search.find(request, cancel.clone());
-    let found = match tokio::time::timeout(ELSEWHERE_BUDGET, search).await {
+    let found = match tokio::time::timeout_at(deadline, search).await {
         Ok(Ok(output)) => output.entries,
         Ok(Err(_)) => Vec::new(),
         Err(_) => {
