@@ -121,6 +121,10 @@ async fn find_from(
     cancel: CancellationToken,
     beneath: Option<LocalBeneath>,
 ) -> Result<FindOutput, SearchError> {
+    let _reserved = tokio::select! {
+        reserved = budget::reserve(budget::FIND_COST) => reserved,
+        () = cancel.cancelled() => return Err(SearchError::Cancelled),
+    };
     run_blocking(&request.root.clone(), cancel, move |stop| {
         let start = open_start(&request.root, beneath.as_ref())?;
         find::find(&request, start, &stop)
