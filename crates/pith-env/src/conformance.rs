@@ -47,7 +47,7 @@
 //!   `write_atomic_needs_an_existing_parent`, `write_atomic_leaves_no_temp_files`;
 //! - splice: `write_spliced_replaces_ranges`, `write_spliced_refuses_bad_ranges`;
 //! - tree: `metadata_follows_symlinks`, `read_dir_lists_names_and_kinds`,
-//!   `canonicalize_resolves_symlinks`, `create_dir_all_is_nested_and_idempotent`,
+//!   `read_dir_first_pages_in_key_order`, `canonicalize_resolves_symlinks`, `create_dir_all_is_nested_and_idempotent`,
 //!   `home_dir_is_absolute`, `remove_dir_refuses_a_non_empty_directory`,
 //!   `remove_file_unlinks_a_file_or_a_link_never_its_target`;
 //! - errors: `missing_paths_are_not_found`, `directories_are_not_files`,
@@ -198,6 +198,7 @@ pub async fn run_all(fixture: &dyn Fixture) -> Report {
         splice::write_spliced_refuses_bad_ranges,
         tree::metadata_follows_symlinks,
         tree::read_dir_lists_names_and_kinds,
+        tree::read_dir_first_pages_in_key_order,
         tree::canonicalize_resolves_symlinks,
         tree::create_dir_all_is_nested_and_idempotent,
         tree::home_dir_is_absolute,

@@ -74,6 +74,99 @@ pub struct DirEntry {
     pub kind: FileKind,
 }
 
+/// How [`FileSystem::read_dir_first`] orders entries: by this key of each
+/// name, ties by the names' bytes.
+pub type DirKey = fn(&std::ffi::OsStr) -> String;
+
+/// The first entries of a directory in some order, and how many it has.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DirPage {
+    /// At most the asked number of entries, in order.
+    pub entries: Vec<DirEntry>,
+    /// Every entry of the directory (without `.` and `..`).
+    pub total: u64,
+}
+
+/// The first `limit` entries offered, in [`DirKey`] order, holding at most
+/// `limit` of them at any time (a max-heap of the kept ones): a directory of
+/// millions of entries is paged in the memory of its first page.
+#[derive(Debug)]
+pub struct FirstEntries {
+    kept: std::collections::BinaryHeap<Ranked>,
+    limit: usize,
+    key: DirKey,
+    total: u64,
+}
+
+#[derive(Debug, PartialEq, Eq)]
+struct Ranked {
+    key: String,
+    entry: DirEntry,
+}
+
+impl Ord for Ranked {
+    fn cmp(&self, other: &Ranked) -> std::cmp::Ordering {
+        self.key.cmp(&other.key).then_with(|| {
+            self.entry
+                .name
+                .as_encoded_bytes()
+                .cmp(other.entry.name.as_encoded_bytes())
+        })
+    }
+}
+
+impl PartialOrd for Ranked {
+    fn partial_cmp(&self, other: &Ranked) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl FirstEntries {
+    /// Keeps the first `limit` entries in `key` order.
+    pub fn new(limit: usize, key: DirKey) -> FirstEntries {
+        FirstEntries {
+            kept: std::collections::BinaryHeap::new(),
+            limit,
+            key,
+            total: 0,
+        }
+    }
+
+    /// Counts `entry` and keeps it if it is among the first `limit` so far.
+    pub fn offer(&mut self, entry: DirEntry) {
+        self.total += 1;
+        if self.limit == 0 {
+            return;
+        }
+        let ranked = Ranked {
+            key: (self.key)(&entry.name),
+            entry,
+        };
+        if self.kept.len() == self.limit {
+            match self.kept.peek() {
+                Some(last) if ranked < *last => {
+                    self.kept.pop();
+                }
+                _ => return,
+            }
+        }
+        self.kept.push(ranked);
+    }
+
+    /// The kept entries in order, and the count of all offered.
+    pub fn finish(self) -> DirPage {
+        DirPage {
+            entries: self
+                .kept
+                .into_sorted_vec()
+                .into_iter()
+                .map(|ranked| ranked.entry)
+                .collect(),
+            total: self.total,
+        }
+    }
+}
+
 /// One change of [`FileSystem::write_spliced`]: the bytes `range` of the old
 /// file are replaced by `bytes` (an empty range inserts, empty bytes delete).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -368,6 +461,23 @@ pub trait FileSystem: Send + Sync {
     /// Lists a directory (without `.` and `..`), in no particular order.
     async fn read_dir(&self, path: &Path) -> Result<Vec<DirEntry>, FsError>;
 
+    /// The first `limit` entries of a directory in `key` order (see
+    /// [`DirKey`]), and how many entries it has. The local file system holds
+    /// only the first `limit` while it lists; this default lists the whole
+    /// directory first, then keeps them.
+    async fn read_dir_first(
+        &self,
+        path: &Path,
+        limit: usize,
+        key: DirKey,
+    ) -> Result<DirPage, FsError> {
+        let mut first = FirstEntries::new(limit, key);
+        for entry in self.read_dir(path).await? {
+            first.offer(entry);
+        }
+        Ok(first.finish())
+    }
+
     /// `realpath`: the absolute path with every symlink resolved; the path must exist.
     async fn canonicalize(&self, path: &Path) -> Result<PathBuf, FsError>;
 
@@ -446,4 +556,43 @@ impl FileSystem for Unconfinable {
 fn unsupported(path: &Path) -> FsError {
     FsError::new(crate::FsErrorKind::Unsupported, path)
         .with_detail("this environment cannot confine file operations to roots")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(name: &str) -> DirEntry {
+        DirEntry {
+            name: name.into(),
+            kind: FileKind::File,
+        }
+    }
+
+    proptest::proptest! {
+        /// Whatever order the listing comes in, the first `limit` entries are
+        /// those of the sorted listing, and every entry is counted.
+        #[test]
+        fn first_entries_are_the_sorted_listings_first(
+            names in proptest::collection::hash_set("[a-cA-C_.]{1,4}", 0..60),
+            limit in 0usize..70,
+        ) {
+            let key: DirKey = |name| name.to_string_lossy().to_lowercase();
+            let mut first = FirstEntries::new(limit, key);
+            for name in &names {
+                first.offer(entry(name));
+            }
+            let page = first.finish();
+            let mut sorted: Vec<&String> = names.iter().collect();
+            sorted.sort_by(|a, b| a.to_lowercase().cmp(&b.to_lowercase()).then_with(|| a.cmp(b)));
+            let expected: Vec<String> = sorted.into_iter().take(limit).cloned().collect();
+            let got: Vec<String> = page
+                .entries
+                .iter()
+                .map(|entry| entry.name.to_string_lossy().into_owned())
+                .collect();
+            proptest::prop_assert_eq!(got, expected);
+            proptest::prop_assert_eq!(page.total, names.len() as u64);
+        }
+    }
 }

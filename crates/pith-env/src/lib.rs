@@ -51,7 +51,8 @@ pub use crate::exec::{
     StdinMode, Termination,
 };
 pub use crate::fs::{
-    Confinement, DirEntry, FileId, FileKind, FileReader, FileSystem, LineCount, Metadata, Splice,
+    Confinement, DirEntry, DirKey, DirPage, FileId, FileKind, FileReader, FileSystem, FirstEntries,
+    LineCount, Metadata, Splice,
 };
 pub use crate::local::{LocalEnv, OUTPUT_CAP, output_dir, prune_output_dir, state_dir};
 pub use crate::memory::MemoryEnv;

@@ -77,7 +77,7 @@ async fn memory_env_keeps_the_file_system_contract() {
     let fixture = Memory { env };
     fixture.env.create_dir_all(&fixture.root()).await.unwrap();
     let report = run(&fixture).await;
-    assert_eq!(report.passed.len(), 25);
+    assert_eq!(report.passed.len(), 26);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -86,7 +86,7 @@ async fn memory_env_confined_keeps_the_file_system_contract() {
     let fixture = Memory { env };
     fixture.env.create_dir_all(&fixture.root()).await.unwrap();
     let report = run(&Confined(&fixture)).await;
-    assert_eq!(report.passed.len(), 25);
+    assert_eq!(report.passed.len(), 26);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -96,7 +96,7 @@ async fn local_env_confined_keeps_the_file_system_contract() {
         dir: tempfile::tempdir().unwrap(),
     };
     let report = run(&Confined(&fixture)).await;
-    assert_eq!(report.passed.len(), 25);
+    assert_eq!(report.passed.len(), 26);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -142,7 +142,7 @@ async fn local_env_confined_by_the_walk_alone_keeps_the_file_system_contract() {
         },
     };
     let report = run(&fixture).await;
-    assert_eq!(report.passed.len(), 25);
+    assert_eq!(report.passed.len(), 26);
 }
 
 /// The search suite's fixture: an adapter's search port and the file system

@@ -72,6 +72,57 @@ pub(super) async fn metadata_follows_symlinks(ctx: &Ctx<'_>) -> CheckResult {
     })
 }
 
+/// `read_dir_first` gives the first entries in key order (ties by the names'
+/// bytes) with their kinds, and counts every entry.
+pub(super) async fn read_dir_first_pages_in_key_order(ctx: &Ctx<'_>) -> CheckResult {
+    let fs = &ctx.fs;
+    for name in ["b.txt", "A.txt", "a.txt", "c.txt", "B.txt"] {
+        ctx.write(&ctx.path(name), name.as_bytes()).await?;
+    }
+    ok(
+        fs.create_dir_all(&ctx.path("a_dir")).await,
+        "create_dir_all(a_dir)",
+    )?;
+    let lower: crate::DirKey = |name| name.to_string_lossy().to_lowercase();
+    let page = ok(
+        fs.read_dir_first(&ctx.dir, 4, lower).await,
+        "read_dir_first",
+    )?;
+    let listed: Vec<(String, FileKind)> = page
+        .entries
+        .iter()
+        .map(|entry| (entry.name.to_string_lossy().into_owned(), entry.kind))
+        .collect();
+    let expected = [
+        ("A.txt", FileKind::File),
+        ("a.txt", FileKind::File),
+        ("a_dir", FileKind::Directory),
+        ("B.txt", FileKind::File),
+    ];
+    let matches = listed.len() == expected.len()
+        && listed
+            .iter()
+            .zip(expected)
+            .all(|(got, want)| got.0 == want.0 && got.1 == want.1);
+    ensure(matches && page.total == 6, || {
+        format!(
+            "read_dir_first(4) lists {listed:?} of {}, expected {expected:?} of 6",
+            page.total
+        )
+    })?;
+    let all = ok(
+        fs.read_dir_first(&ctx.dir, 100, lower).await,
+        "read_dir_first",
+    )?;
+    ensure(all.entries.len() == 6 && all.total == 6, || {
+        format!(
+            "read_dir_first(100) lists {} of {}",
+            all.entries.len(),
+            all.total
+        )
+    })
+}
+
 /// `read_dir` lists every name (dotfiles too, `.` and `..` never) with its
 /// unfollowed kind, and follows a symlinked directory given as the path.
 pub(super) async fn read_dir_lists_names_and_kinds(ctx: &Ctx<'_>) -> CheckResult {

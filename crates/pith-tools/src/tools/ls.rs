@@ -7,8 +7,6 @@
 //! the letters and `é` after `z`). Directories get a `/`, following symlinks; dangling symlinks
 //! are listed without one (Pi skipped them silently).
 
-use std::cmp::Ordering;
-
 use async_trait::async_trait;
 use pith_env::{FileKind, FsErrorKind};
 use pith_text::{TruncationLimits, format_size, truncate_head};
@@ -74,11 +72,10 @@ impl Tool for LsTool {
     }
 }
 
-/// Case-insensitive order with a deterministic tie-break.
-fn compare_names(left: &str, right: &str) -> Ordering {
-    left.to_lowercase()
-        .cmp(&right.to_lowercase())
-        .then_with(|| left.cmp(right))
+/// Entries are ordered by their lowercased names, ties by the exact names
+/// (see [`pith_env::DirKey`]).
+fn sort_key(name: &std::ffi::OsStr) -> String {
+    name.to_string_lossy().to_lowercase()
 }
 
 async fn list(
@@ -102,28 +99,21 @@ async fn list(
         }
         Err(error) => return Err(ToolError::new(describe_fs_error(&error))),
     }
-    let entries = fs
-        .read_dir(&dir)
+    // Only the first `limit` entries are held while the directory is listed.
+    let page = fs
+        .read_dir_first(&dir, usize::try_from(limit).unwrap_or(usize::MAX), sort_key)
         .await
         .map_err(|error| ToolError::new(messages::cannot_read(&describe_fs_error(&error))))?;
-    let mut entries: Vec<(String, FileKind)> = entries
-        .into_iter()
-        .map(|entry| (entry.name.to_string_lossy().into_owned(), entry.kind))
-        .collect();
-    entries.sort_by(|left, right| compare_names(&left.0, &right.0));
-    let mut lines = Vec::new();
-    let mut limit_reached = false;
-    for (name, kind) in &entries {
-        if lines.len() as u64 >= limit {
-            limit_reached = true;
-            break;
-        }
+    let limit_reached = page.total > limit;
+    let mut lines = Vec::with_capacity(page.entries.len());
+    for entry in &page.entries {
         ToolError::check_cancelled(cancel)?;
-        let is_dir = match kind {
+        let name = entry.name.to_string_lossy();
+        let is_dir = match entry.kind {
             FileKind::Directory => true,
             // A dangling link or one we may not follow is listed as it is.
             FileKind::Symlink => fs
-                .metadata(&dir.join(name))
+                .metadata(&dir.join(&entry.name))
                 .await
                 .is_ok_and(|metadata| metadata.is_dir()),
             _ => false,
@@ -131,7 +121,7 @@ async fn list(
         lines.push(if is_dir {
             format!("{name}/")
         } else {
-            name.clone()
+            name.into_owned()
         });
     }
     let structured = |truncated: bool| json!({"count": lines.len(), "limitReached": limit_reached, "truncated": truncated});

@@ -48,14 +48,14 @@ pub(crate) async fn conformance_over(prefix: &str) {
     };
     let report = run_all(&fixture).await;
     assert!(report.is_success(), "{report}");
-    assert_eq!(report.passed.len(), 25, "{report}");
+    assert_eq!(report.passed.len(), 26, "{report}");
     let fixture = Remote {
         fs: fixture.fs.clone(),
         dir: tempfile::tempdir().unwrap(),
     };
     let report = run_all(&Confined(&fixture)).await;
     assert!(report.is_success(), "confined: {report}");
-    assert_eq!(report.passed.len(), 25, "confined: {report}");
+    assert_eq!(report.passed.len(), 26, "confined: {report}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

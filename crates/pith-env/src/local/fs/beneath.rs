@@ -53,8 +53,8 @@ use super::writeback::StreamFill;
 use super::{LocalReader, blocking, blocking_with, blocking_with_parts};
 use crate::fs::check_splices;
 use crate::{
-    Confinement, DirEntry, FileKind, FileReader, FileSystem, FsError, FsErrorKind, Metadata,
-    Splice, WriteRules, WriteStream,
+    Confinement, DirEntry, DirKey, DirPage, FileKind, FileReader, FileSystem, FirstEntries,
+    FsError, FsErrorKind, Metadata, Splice, WriteRules, WriteStream,
 };
 
 const READ_FLAGS: OFlags = OFlags::RDONLY
@@ -420,10 +420,16 @@ impl Inner {
     }
 
     fn read_dir(&self, path: &Path) -> Result<Vec<DirEntry>, FsError> {
+        let mut entries = Vec::new();
+        self.list_dir(path, &mut |entry| entries.push(entry))?;
+        Ok(entries)
+    }
+
+    /// Hands each entry of the directory at `path` to `sink`, as it is listed.
+    fn list_dir(&self, path: &Path, sink: &mut dyn FnMut(DirEntry)) -> Result<(), FsError> {
         let fd = self.open_beneath(path, OFlags::RDONLY | OFlags::DIRECTORY)?;
         let error = |errno| os_error(errno, path);
         let dir = rfs::Dir::read_from(&fd).map_err(error)?;
-        let mut entries = Vec::new();
         for entry in dir {
             let entry = entry.map_err(error)?;
             let name = OsStr::from_bytes(entry.file_name().to_bytes());
@@ -439,12 +445,12 @@ impl Inner {
                 FileType::Symlink => FileKind::Symlink,
                 _ => FileKind::Other,
             };
-            entries.push(DirEntry {
+            sink(DirEntry {
                 name: name.to_os_string(),
                 kind,
             });
         }
-        Ok(entries)
+        Ok(())
     }
 
     fn canonicalize(&self, path: &Path) -> Result<PathBuf, FsError> {
@@ -718,6 +724,20 @@ impl FileSystem for LocalBeneath {
 
     async fn read_dir(&self, path: &Path) -> Result<Vec<DirEntry>, FsError> {
         self.run(path, |inner, path| inner.read_dir(path)).await
+    }
+
+    async fn read_dir_first(
+        &self,
+        path: &Path,
+        limit: usize,
+        key: DirKey,
+    ) -> Result<DirPage, FsError> {
+        self.run(path, move |inner, path| {
+            let mut first = FirstEntries::new(limit, key);
+            inner.list_dir(path, &mut |entry| first.offer(entry))?;
+            Ok(first.finish())
+        })
+        .await
     }
 
     async fn canonicalize(&self, path: &Path) -> Result<PathBuf, FsError> {

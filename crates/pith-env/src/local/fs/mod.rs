@@ -45,8 +45,8 @@ use async_trait::async_trait;
 use tokio::io::AsyncReadExt;
 
 use crate::{
-    Confinement, DirEntry, FileKind, FileReader, FileSystem, FsError, FsErrorKind, LineCount,
-    LocalEnv, Metadata,
+    Confinement, DirEntry, DirKey, DirPage, FileKind, FileReader, FileSystem, FirstEntries,
+    FsError, FsErrorKind, LineCount, LocalEnv, Metadata,
 };
 
 /// Runs a blocking file-system call on the blocking pool.
@@ -454,6 +454,20 @@ impl FileReader for LocalReader {
     }
 }
 
+/// Hands each entry of the directory at `path` to `sink`, as it is listed.
+fn list_dir(path: &Path, sink: &mut dyn FnMut(DirEntry)) -> Result<(), FsError> {
+    let error = |e| FsError::from_io(e, path);
+    for entry in fs::read_dir(path).map_err(error)? {
+        let entry = entry.map_err(error)?;
+        let kind = entry.file_type().map(kind_of).unwrap_or(FileKind::Other);
+        sink(DirEntry {
+            name: entry.file_name(),
+            kind,
+        });
+    }
+    Ok(())
+}
+
 #[async_trait]
 impl FileSystem for LocalEnv {
     async fn read(&self, path: &Path) -> Result<Vec<u8>, FsError> {
@@ -560,17 +574,24 @@ impl FileSystem for LocalEnv {
     async fn read_dir(&self, path: &Path) -> Result<Vec<DirEntry>, FsError> {
         let owned = path.to_path_buf();
         blocking(path, move || {
-            let error = |e| FsError::from_io(e, &owned);
             let mut entries = Vec::new();
-            for entry in fs::read_dir(&owned).map_err(error)? {
-                let entry = entry.map_err(error)?;
-                let kind = entry.file_type().map(kind_of).unwrap_or(FileKind::Other);
-                entries.push(DirEntry {
-                    name: entry.file_name(),
-                    kind,
-                });
-            }
+            list_dir(&owned, &mut |entry| entries.push(entry))?;
             Ok(entries)
+        })
+        .await
+    }
+
+    async fn read_dir_first(
+        &self,
+        path: &Path,
+        limit: usize,
+        key: DirKey,
+    ) -> Result<DirPage, FsError> {
+        let owned = path.to_path_buf();
+        blocking(path, move || {
+            let mut first = FirstEntries::new(limit, key);
+            list_dir(&owned, &mut |entry| first.offer(entry))?;
+            Ok(first.finish())
         })
         .await
     }
