@@ -477,12 +477,8 @@ fn a_long_batch_of_small_reads_keeps_few_calls_on_their_way_and_answers_each_in_
     );
 }
 
-#[test]
-fn a_batch_of_missing_files_looks_for_their_look_alikes_in_bounded_memory() {
-    // Each miss lists its directory and walks the tree for its name (helper
-    // threads, buffered listings). All 300 at once peaked at 84 MiB in a
-    // release build (5,000 files); the session now looks for one or two at a
-    // time, each within the same half-second budget.
+/// A temp directory of 100 `dN/sub` directories of 50 small files each.
+fn tree_of_5000_files() -> TempDir {
     let dir = TempDir::new().unwrap();
     for sub in 0..100 {
         let path = dir.path().join(format!("d{sub}/sub"));
@@ -491,6 +487,16 @@ fn a_batch_of_missing_files_looks_for_their_look_alikes_in_bounded_memory() {
             std::fs::write(path.join(format!("f{file}.txt")), "x\n").unwrap();
         }
     }
+    dir
+}
+
+#[test]
+fn a_batch_of_missing_files_looks_for_their_look_alikes_in_bounded_memory() {
+    // Each miss lists its directory and walks the tree for its name (helper
+    // threads, buffered listings). All 300 at once peaked at 84 MiB in a
+    // release build (5,000 files); the session now looks for one or two at a
+    // time, each within the same half-second budget.
+    let dir = tree_of_5000_files();
     std::fs::write(dir.path().join("d7/sub/needle.txt"), "found\n").unwrap();
     let reads = |path: &dyn Fn(usize) -> String| -> Vec<Value> {
         (0..300)
@@ -537,14 +543,7 @@ fn a_batch_of_finds_holds_a_few_walks_at_once() {
     // 5,000-file tree peaked at 45 MiB (release build), 100 under 43,000
     // files at 171-206 MiB; they now share the search budget with greps,
     // which lets four walks run at once.
-    let dir = TempDir::new().unwrap();
-    for sub in 0..100 {
-        let path = dir.path().join(format!("d{sub}/sub"));
-        std::fs::create_dir_all(&path).unwrap();
-        for file in 0..50 {
-            std::fs::write(path.join(format!("f{file}.txt")), "x\n").unwrap();
-        }
-    }
+    let dir = tree_of_5000_files();
     let finds = |count: usize| -> Vec<Value> {
         (0..count)
             .map(|id| json!({"id": id, "tool": "find", "args": {"pattern": format!("nomatch{id}*")}}))
