@@ -604,3 +604,48 @@ fn ls_of_a_huge_directory_holds_its_first_page_not_the_directory() {
         small_kib / 1024
     );
 }
+
+#[test]
+fn many_large_edits_at_once_share_one_memory_budget() {
+    // One fuzzy edit of a 24 MiB file peaks near three times the file; fifteen
+    // in one batch used to run at once. Each edit of a large file now reserves
+    // four times its size from a 512 MiB budget that every edit of the process
+    // shares, and waits while it is spent: five run at once. Debug build: 365-387
+    // MiB over one edit's peak with the budget, 716 MiB without it; the bound is
+    // the budget and a tenth for the allocator's slack.
+    const FILES: usize = 16;
+    let dir = TempDir::new().unwrap();
+    let line = "    let value = compute(alpha, beta);  // some text\n";
+    let body = line.repeat((24 << 20) / line.len());
+    let (top, bottom) = body.split_at(body.len() / 2);
+    for file in 0..FILES {
+        let text = format!("{top}    unique_marker_{file}();  \n{bottom}");
+        std::fs::write(dir.path().join(format!("f{file}.rs")), text).unwrap();
+    }
+    // A no-break space after the call: found only by the normalising rung,
+    // which holds the old text, the new one and the normalised copy.
+    let edit = |file: usize| {
+        json!({"id": file, "tool": "edit", "args": {"path": format!("f{file}.rs"),
+            "edits": [{"oldText": format!("unique_marker_{file}();\u{a0}"), "newText": format!("changed_{file}();")}]}})
+    };
+    let (one, one_kib) = measured_batch(&dir, &[edit(0)]);
+    assert_eq!(one[0]["isError"], false, "{}", one[0]);
+    let calls: Vec<Value> = (1..FILES).map(edit).collect();
+    let (results, peak_kib) = measured_batch(&dir, &calls);
+    eprintln!(
+        "{} large edits: peak {peak_kib} KiB; one: {one_kib} KiB",
+        FILES - 1
+    );
+    for (file, result) in (1..FILES).zip(&results) {
+        assert_eq!(result["isError"], false, "{result}");
+        let edited = std::fs::read_to_string(dir.path().join(format!("f{file}.rs"))).unwrap();
+        assert!(edited.contains(&format!("changed_{file}();")));
+    }
+    assert!(
+        peak_kib <= one_kib + 560 * 1024,
+        "{} edits of 24 MiB files peaked at {} MiB, one at {} MiB (budget 512 MiB)",
+        FILES - 1,
+        peak_kib / 1024,
+        one_kib / 1024
+    );
+}

@@ -5,6 +5,7 @@
 //! by [`pith_text::apply_edits`] and replaced atomically. Editing does not
 //! require a prior read: a unique `oldText` match is the check.
 
+mod budget;
 mod large;
 mod repair;
 mod run;
