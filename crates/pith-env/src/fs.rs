@@ -98,7 +98,7 @@ pub struct FirstEntries {
     total: u64,
 }
 
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug)]
 struct Ranked {
     key: String,
     entry: DirEntry,
@@ -114,6 +114,14 @@ impl Ord for Ranked {
         })
     }
 }
+
+impl PartialEq for Ranked {
+    fn eq(&self, other: &Ranked) -> bool {
+        self.cmp(other).is_eq()
+    }
+}
+
+impl Eq for Ranked {}
 
 impl PartialOrd for Ranked {
     fn partial_cmp(&self, other: &Ranked) -> Option<std::cmp::Ordering> {

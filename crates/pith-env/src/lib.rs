@@ -27,6 +27,7 @@
 //! # tokio::runtime::Runtime::new().unwrap().block_on(demo()).unwrap();
 //! ```
 
+mod budget;
 mod env;
 mod error;
 mod exec;
@@ -44,6 +45,7 @@ mod write_stream;
 #[cfg(any(test, feature = "conformance"))]
 pub mod conformance;
 
+pub use crate::budget::{MemoryBudget, Reservation};
 pub use crate::env::Env;
 pub use crate::error::{ExecError, FsError, FsErrorKind, SearchError};
 pub use crate::exec::{

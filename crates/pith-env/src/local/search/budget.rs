@@ -11,14 +11,13 @@
 //! reserve; the price is that only a handful run at once, which on a machine
 //! with a few cores costs little, since each search already uses every core.
 
-use tokio::sync::{Semaphore, SemaphorePermit};
-
-use crate::GrepRequest;
+use crate::{GrepRequest, MemoryBudget};
 
 /// The budget, in MiB, shared by all searches of the process.
 pub(super) const BUDGET_MIB: u32 = 320;
 
-static BUDGET: Semaphore = Semaphore::const_new(BUDGET_MIB as usize);
+/// The budget itself.
+pub(super) static BUDGET: MemoryBudget = MemoryBudget::new(BUDGET_MIB);
 
 const MIB: usize = 1024 * 1024;
 
@@ -44,13 +43,6 @@ pub(super) fn grep_cost(threads: usize) -> u32 {
 /// same time).
 pub(super) const FIND_COST: u32 = BUDGET_MIB / 4;
 
-/// Waits until `mib` of the budget is free and holds it until dropped.
-pub(super) async fn reserve(mib: u32) -> Option<SemaphorePermit<'static>> {
-    // The semaphore is never closed, so `None` cannot happen; if it did, the
-    // search would run unbudgeted rather than fail.
-    BUDGET.acquire_many(mib.min(BUDGET_MIB)).await.ok()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -59,15 +51,5 @@ mod tests {
     fn a_grep_reserves_its_worst_case_and_never_more_than_the_budget() {
         assert_eq!(grep_cost(2), 2 * 8 + 12 + 2 * 5 + 16);
         assert_eq!(grep_cost(10_000), BUDGET_MIB);
-    }
-
-    #[tokio::test]
-    async fn reservations_wait_while_the_budget_is_spent() {
-        let first = reserve(BUDGET_MIB - 10).await;
-        assert!(first.is_some());
-        let waiting = tokio::time::timeout(std::time::Duration::from_millis(50), reserve(20));
-        assert!(waiting.await.is_err(), "the second reservation must wait");
-        drop(first);
-        assert!(reserve(20).await.is_some());
     }
 }

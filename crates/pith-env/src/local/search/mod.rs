@@ -104,9 +104,11 @@ async fn grep_from(
     beneath: Option<LocalBeneath>,
 ) -> Result<GrepOutput, SearchError> {
     let threads = thread_count();
-    let _reserved = tokio::select! {
-        reserved = budget::reserve(budget::grep_cost(threads)) => reserved,
-        () = cancel.cancelled() => return Err(SearchError::Cancelled),
+    let Some(_reserved) = budget::BUDGET
+        .reserve(budget::grep_cost(threads), &cancel)
+        .await
+    else {
+        return Err(SearchError::Cancelled);
     };
     run_blocking(&request.root.clone(), cancel, move |stop| {
         let start = open_start(&request.root, beneath.as_ref())?;
@@ -121,9 +123,8 @@ async fn find_from(
     cancel: CancellationToken,
     beneath: Option<LocalBeneath>,
 ) -> Result<FindOutput, SearchError> {
-    let _reserved = tokio::select! {
-        reserved = budget::reserve(budget::FIND_COST) => reserved,
-        () = cancel.cancelled() => return Err(SearchError::Cancelled),
+    let Some(_reserved) = budget::BUDGET.reserve(budget::FIND_COST, &cancel).await else {
+        return Err(SearchError::Cancelled);
     };
     run_blocking(&request.root.clone(), cancel, move |stop| {
         let start = open_start(&request.root, beneath.as_ref())?;

@@ -42,9 +42,11 @@ impl EditJob<'_> {
         let metadata = self.check_file(fs).await?;
         let len = metadata.len;
         // Held until the edit is done: many large edits at once wait their turn.
-        let _reserved = tokio::select! {
-            reserved = super::budget::reserve(super::budget::cost(len)) => reserved,
-            () = cancel.cancelled() => return Err(ToolError::aborted()),
+        let Some(_reserved) = super::budget::BUDGET
+            .reserve(super::budget::cost(len), cancel)
+            .await
+        else {
+            return Err(ToolError::aborted());
         };
         if len > super::large::IN_MEMORY_MAX_BYTES {
             crate::stale::check_fresh_large(self.context, fs, &self.path, &metadata)
